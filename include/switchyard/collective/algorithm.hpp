@@ -1,0 +1,33 @@
+// Compile-time tags that choose how a collective runs.
+#pragma once
+
+#include <type_traits>
+
+namespace switchyard::algorithm {
+
+/// @brief Reduce-scatter then all-gather around a ring, pipelined in segments: moves
+/// 2(n-1)/n of the buffer per rank, the bandwidth-optimal choice for large buffers.
+/// Needs a commutative operation.
+struct ring {};
+
+/// @brief Pairwise exchanges at doubling distances, log2(n) rounds (plus a fold for world sizes
+/// that are not powers of two): the latency-optimal choice for small buffers.
+struct recursive_doubling {};
+
+/// @brief Binomial tree (broadcast): log2(n) rounds from the root.
+struct binomial_tree {};
+
+/// @brief The transport's own collective (`MPI_Allreduce`, or the in-process shared-memory
+/// one); a compile error if the transport has none.
+struct native {};
+
+/// @brief Native where the transport has it, else chosen by message size; see
+/// docs/collectives.md for the rule and the measurements behind it.
+struct automatic {};
+
+/// @brief The all-reduce algorithm tags.
+template <class A>
+concept allreduce_algorithm = std::is_same_v<A, ring> || std::is_same_v<A, recursive_doubling> ||
+                              std::is_same_v<A, native> || std::is_same_v<A, automatic>;
+
+}  // namespace switchyard::algorithm

@@ -1,0 +1,59 @@
+// All-gather: every rank contributes the same number of elements and every rank ends with all of
+// them, in rank order.
+#pragma once
+
+#include <switchyard/collective/algorithm.hpp>
+#include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/ring.hpp>
+#include <switchyard/collective/native.hpp>
+#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/buffer.hpp>
+#include <switchyard/transport/transport.hpp>
+
+#include <algorithm>
+#include <span>
+#include <type_traits>
+
+namespace switchyard::collective {
+
+/// @brief Gathers `mine` from every rank into `all` (`all.size() == ranks * mine.size()`), rank r's
+/// elements at `[r * mine.size(), (r + 1) * mine.size())`.
+/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has it, else
+/// ring), `ring` or `native`.
+/// @code
+/// std::vector<double> all(t.size() * mine.size());
+/// switchyard::collective::allgather(t, mine, all);
+/// @endcode
+/// @throws usage_error when `all` has the wrong size; transport_error when ranks pass different
+/// counts.
+template <transport::transport Transport, buffer In, mutable_buffer Out, class Algorithm = algorithm::automatic>
+void allgather(Transport& t, const In& mine, Out& all, Algorithm = {}) {
+  using T = buffer_element_t<Out>;
+  static_assert(std::is_same_v<std::remove_const_t<buffer_element_t<const In>>, T>,
+                "allgather needs input and output buffers of the same element type");
+  static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||
+                    std::is_same_v<Algorithm, algorithm::native>,
+                "allgather runs as algorithm::ring, algorithm::native or algorithm::automatic");
+  std::span<const T> in = as_span(mine);
+  std::span<T> out = as_span(all);
+  const auto n = static_cast<std::size_t>(t.size());
+  if (out.size() != in.size() * n) {
+    detail::raise<usage_error>(detail::str("allgather on rank ", t.rank(), ": ", in.size(), " elements per rank over ",
+                                           n, " ranks need an output of ", in.size() * n, " elements, got ",
+                                           out.size()));
+  }
+  detail::in_context("allgather", t.rank(), [&] {
+    constexpr bool native = has_native_allgather<Transport, T>;
+    static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
+                  "algorithm::native needs a transport with native_allgather(in, out); use automatic");
+    if constexpr (native && !std::is_same_v<Algorithm, algorithm::ring>) {
+      t.native_allgather(in, out);
+    } else {
+      const std::size_t each = in.size();
+      std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t.rank()) * each));
+      detail::ring_allgather(t, out, [each](std::size_t b) { return block{b * each, each}; });
+    }
+  });
+}
+
+}  // namespace switchyard::collective

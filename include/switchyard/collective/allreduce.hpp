@@ -1,0 +1,67 @@
+// All-reduce: every rank ends with the element-wise reduction of all ranks' buffers, identical to
+// the last bit on every rank.
+#pragma once
+
+#include <switchyard/collective/algorithm.hpp>
+#include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/recursive_doubling.hpp>
+#include <switchyard/collective/detail/ring.hpp>
+#include <switchyard/collective/native.hpp>
+#include <switchyard/core/buffer.hpp>
+#include <switchyard/core/operations.hpp>
+#include <switchyard/transport/transport.hpp>
+
+#include <cstddef>
+#include <span>
+#include <type_traits>
+
+namespace switchyard::collective {
+
+/// @brief Below this many bytes `algorithm::automatic` picks recursive doubling over the ring when
+/// the transport has no native all-reduce (docs/collectives.md has the measurements).
+inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
+
+/// @brief Reduces `buffer` in place over every rank of `t` with `op`.
+///
+/// Every rank must call it with the same element count, element type, operation and algorithm.
+/// All ranks end with the same bits, whatever the algorithm and element type.
+/// @tparam Algorithm `algorithm::automatic` (default), `ring`, `recursive_doubling` or `native`.
+/// @code
+/// std::vector<float> grad = ...;
+/// switchyard::collective::allreduce(t, grad, switchyard::ops::average{});
+/// switchyard::collective::allreduce(t, grad, switchyard::ops::sum{}, switchyard::algorithm::ring{});
+/// @endcode
+/// @throws transport_error (naming the rank and the sizes) when ranks pass different counts or a
+/// peer fails; `timeout_error` when a peer never joins (in-process transport).
+template <transport::transport Transport, mutable_buffer Buffer, class Op = ops::sum,
+          algorithm::allreduce_algorithm Algorithm = algorithm::automatic>
+void allreduce(Transport& t, Buffer& buffer, Op op = {}, Algorithm = {}) {
+  using T = buffer_element_t<Buffer>;
+  static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
+  std::span<T> data = as_span(buffer);
+  detail::in_context("allreduce", t.rank(), [&] {
+    if constexpr (std::is_same_v<Algorithm, algorithm::native>) {
+      static_assert(has_native_allreduce<Transport, T, Op>,
+                    "algorithm::native needs a transport with native_allreduce(span, op); use automatic");
+      t.native_allreduce(data, op);
+    } else if constexpr (std::is_same_v<Algorithm, algorithm::automatic> && has_native_allreduce<Transport, T, Op>) {
+      t.native_allreduce(data, op);
+    } else if constexpr (std::is_same_v<Algorithm, algorithm::recursive_doubling>) {
+      detail::recursive_doubling_allreduce(t, data, op);
+    } else if constexpr (std::is_same_v<Algorithm, algorithm::ring>) {
+      static_assert(is_commutative_v<Op>,
+                    "the ring reorders operands: use recursive_doubling for a non-commutative operation");
+      detail::ring_allreduce(t, data, op);
+    } else {
+      if constexpr (is_commutative_v<Op>) {
+        if (data.size_bytes() >= ring_threshold_bytes) {
+          detail::ring_allreduce(t, data, op);
+          return;
+        }
+      }
+      detail::recursive_doubling_allreduce(t, data, op);
+    }
+  });
+}
+
+}  // namespace switchyard::collective

@@ -1,0 +1,19 @@
+// Barrier: no rank leaves before every rank has arrived.
+#pragma once
+
+#include <switchyard/collective/detail/common.hpp>
+#include <switchyard/transport/transport.hpp>
+
+namespace switchyard::collective {
+
+/// @brief Blocks until every rank of `t` has called it; the transport's own barrier (a shared
+/// counter in process, `MPI_Barrier` under MPI).
+/// @code
+/// switchyard::collective::barrier(t);
+/// @endcode
+template <transport::transport Transport>
+void barrier(Transport& t) {
+  detail::in_context("barrier", t.rank(), [&] { t.barrier(); });
+}
+
+}  // namespace switchyard::collective

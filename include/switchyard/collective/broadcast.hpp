@@ -1,0 +1,61 @@
+// Broadcast: every rank ends with the root's buffer.
+#pragma once
+
+#include <switchyard/collective/algorithm.hpp>
+#include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/native.hpp>
+#include <switchyard/core/buffer.hpp>
+#include <switchyard/transport/transport.hpp>
+
+#include <span>
+#include <type_traits>
+
+namespace switchyard::collective {
+
+/// @brief Copies `root`'s `buffer` into `buffer` on every other rank.
+/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has it, else
+/// binomial tree), `binomial_tree` or `native`.
+/// @code
+/// switchyard::collective::broadcast(t, model.parameters(), 0);   // replicas start identical
+/// @endcode
+/// @throws usage_error for a root outside the group; transport_error when ranks pass different
+/// counts.
+template <transport::transport Transport, mutable_buffer Buffer, class Algorithm = algorithm::automatic>
+void broadcast(Transport& t, Buffer&& buffer, int root, Algorithm = {}) {
+  using T = buffer_element_t<std::remove_reference_t<Buffer>>;
+  static_assert(std::is_same_v<Algorithm, algorithm::automatic> ||
+                    std::is_same_v<Algorithm, algorithm::binomial_tree> ||
+                    std::is_same_v<Algorithm, algorithm::native>,
+                "broadcast runs as algorithm::binomial_tree, algorithm::native or algorithm::automatic");
+  const int n = t.size();
+  if (root < 0 || root >= n) {
+    detail::raise<usage_error>(
+        detail::str("broadcast on rank ", t.rank(), ": root ", root, " is outside the group of ", n, " ranks"));
+  }
+  std::span<T> data = as_span(buffer);
+  detail::in_context("broadcast", t.rank(), [&] {
+    constexpr bool native = has_native_broadcast<Transport, T>;
+    static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
+                  "algorithm::native needs a transport with native_broadcast(span, root); use automatic");
+    if constexpr (native && !std::is_same_v<Algorithm, algorithm::binomial_tree>) {
+      t.native_broadcast(data, root);
+    } else {
+      // Ranks relative to the root: v receives from v - lowbit(v), then sends to v + 2^k for the
+      // powers of two below lowbit(v).
+      const int v = (t.rank() - root + n) % n;
+      int mask = 1;
+      while (mask < n) {
+        if (v & mask) {
+          t.recv(data, (v - mask + root) % n, detail::broadcast_tag);
+          break;
+        }
+        mask <<= 1;
+      }
+      for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (v + mask < n) t.send(std::span<const T>(data), (v + mask + root) % n, detail::broadcast_tag);
+      }
+    }
+  });
+}
+
+}  // namespace switchyard::collective

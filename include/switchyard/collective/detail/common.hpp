@@ -1,0 +1,62 @@
+// What the collective algorithms share: reserved tags, per-thread scratch that is allocated once,
+// the request type of a transport, and the context added to errors.
+#pragma once
+
+#include <switchyard/core/error.hpp>
+#include <switchyard/core/operations.hpp>
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace switchyard::collective::detail {
+
+using switchyard::detail::raise;
+using switchyard::detail::str;
+
+/// Tags at and above this value are reserved for the collectives; MPI guarantees 32767 at least.
+inline constexpr int reserved_tag_base = 32000;
+enum tag : int {
+  allreduce_tag = reserved_tag_base,
+  reduce_scatter_tag,
+  allgather_tag,
+  broadcast_tag,
+};
+
+// Scratch space of this thread, grown on first use and kept: the first touch of fresh pages costs
+// more than moving the data, so a hot loop of collectives must not allocate. `slot` keeps apart the
+// buffers an algorithm uses at the same time.
+template <class T>
+std::span<T> scratch(std::size_t count, std::size_t slot = 0) {
+  thread_local std::vector<T> buffers[2];
+  std::vector<T>& buffer = buffers[slot];
+  if (buffer.size() < count) buffer.resize(count);
+  return {buffer.data(), count};
+}
+
+template <class Transport, class T>
+using request_t = decltype(std::declval<Transport&>().isend(std::declval<std::span<const T>>(), 0, 0));
+
+// Applies an operation's final step (the division of an average) to a reduced range.
+template <class T, class Op>
+void finalize(std::span<T> values, int ranks) {
+  if constexpr (finalized_reduction<Op, T>) {
+    for (T& v : values) v = Op::finalize(v, ranks);
+  }
+}
+
+// Runs `body`, adding which collective failed on which rank to transport errors.
+template <class Body>
+decltype(auto) in_context(std::string_view what, int rank, Body&& body) {
+  try {
+    return std::forward<Body>(body)();
+  } catch (const timeout_error& e) {
+    throw timeout_error(str(what, " on rank ", rank, ": ", e.what()));
+  } catch (const transport_error& e) {
+    throw transport_error(str(what, " on rank ", rank, ": ", e.what()));
+  }
+}
+
+}  // namespace switchyard::collective::detail

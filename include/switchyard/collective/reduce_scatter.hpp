@@ -1,0 +1,54 @@
+// Reduce-scatter: rank r ends with block r (collective/partition.hpp) of the element-wise
+// reduction of all ranks' buffers.
+#pragma once
+
+#include <switchyard/collective/algorithm.hpp>
+#include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/ring.hpp>
+#include <switchyard/collective/native.hpp>
+#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/buffer.hpp>
+#include <switchyard/core/operations.hpp>
+#include <switchyard/transport/transport.hpp>
+
+#include <span>
+#include <type_traits>
+
+namespace switchyard::collective {
+
+/// @brief Reduces `buffer` over all ranks and leaves this rank's block of the result in place.
+///
+/// Returns the span of this rank's block, `block_of(size, ranks, rank)`; the rest of the buffer is
+/// left with partial sums. Same count, type and operation on every rank.
+/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has it, else
+/// ring), `ring` or `native`.
+/// @code
+/// std::span<float> shard = switchyard::collective::reduce_scatter(t, grad, switchyard::ops::sum{});
+/// @endcode
+template <transport::transport Transport, mutable_buffer Buffer, class Op = ops::sum,
+          class Algorithm = algorithm::automatic>
+std::span<buffer_element_t<Buffer>> reduce_scatter(Transport& t, Buffer& buffer, Op op = {}, Algorithm = {}) {
+  using T = buffer_element_t<Buffer>;
+  static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
+  static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||
+                    std::is_same_v<Algorithm, algorithm::native>,
+                "reduce_scatter runs as algorithm::ring, algorithm::native or algorithm::automatic");
+  std::span<T> data = as_span(buffer);
+  return detail::in_context("reduce_scatter", t.rank(), [&]() -> std::span<T> {
+    constexpr bool native = has_native_reduce_scatter<Transport, T, Op>;
+    static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
+                  "algorithm::native needs a transport with native_reduce_scatter(span, op); use automatic");
+    if constexpr (native && !std::is_same_v<Algorithm, algorithm::ring>) {
+      return t.native_reduce_scatter(data, op);
+    } else {
+      static_assert(is_commutative_v<Op>, "the ring reorders operands: reduce_scatter needs a commutative operation");
+      detail::ring_reduce_scatter(t, data, op);
+      const block mine = block_of(data.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
+      std::span<T> result = data.subspan(mine.offset, mine.size);
+      detail::finalize<T, Op>(result, t.size());
+      return result;
+    }
+  });
+}
+
+}  // namespace switchyard::collective

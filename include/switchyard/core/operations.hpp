@@ -1,0 +1,70 @@
+// Reduction operations for the collectives: the four built in ones, and the traits a user
+// operation can specialize.
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <type_traits>
+
+namespace switchyard {
+
+namespace ops {
+
+/// @brief Element-wise sum.
+struct sum {
+  template <class T>
+  constexpr T operator()(T a, T b) const noexcept {
+    return static_cast<T>(a + b);
+  }
+};
+
+/// @brief Element-wise minimum.
+struct min {
+  template <class T>
+  constexpr T operator()(T a, T b) const noexcept {
+    return std::min(a, b);
+  }
+};
+
+/// @brief Element-wise maximum.
+struct max {
+  template <class T>
+  constexpr T operator()(T a, T b) const noexcept {
+    return std::max(a, b);
+  }
+};
+
+/// @brief Element-wise mean over the ranks: a sum, then one division by the number of ranks
+/// (integer division for integer elements), done once per element so every rank gets the same
+/// bits.
+struct average : sum {
+  template <class T>
+  static constexpr T finalize(T total, int ranks) noexcept {
+    return static_cast<T>(total / static_cast<T>(ranks));
+  }
+};
+
+}  // namespace ops
+
+/// @brief Whether `op(a, b) == op(b, a)` for every a, b. Algorithms that reorder operands
+/// (the ring) refuse non-commutative operations; specialize to `false_type` for yours.
+/// Every operation must be associative.
+template <class Op>
+struct is_commutative : std::true_type {};
+
+template <class Op>
+inline constexpr bool is_commutative_v = is_commutative<Op>::value;
+
+/// @brief A reduction over `T`: `T op(T, T)`, deterministic, associative.
+template <class Op, class T>
+concept reduction = std::copy_constructible<Op> && requires(const Op& op, T a) {
+  { op(a, a) } -> std::convertible_to<T>;
+};
+
+/// @brief A reduction with a final step applied once to each reduced element (`ops::average`).
+template <class Op, class T>
+concept finalized_reduction = reduction<Op, T> && requires(T a, int ranks) {
+  { Op::finalize(a, ranks) } -> std::convertible_to<T>;
+};
+
+}  // namespace switchyard
