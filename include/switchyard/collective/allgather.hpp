@@ -42,7 +42,7 @@ void allgather(Transport& t, const In& mine, Out& all, Algorithm = {}) {
                                            n, " ranks need an output of ", in.size() * n, " elements, got ",
                                            out.size()));
   }
-  detail::in_context("allgather", t.rank(), [&] {
+  detail::in_context("allgather", t.rank(), in.size(), [&] {
     constexpr bool native = has_native_allgather<Transport, T>;
     static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
                   "algorithm::native needs a transport with native_allgather(in, out); use automatic");

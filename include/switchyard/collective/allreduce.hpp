@@ -39,7 +39,7 @@ void allreduce(Transport& t, Buffer& buffer, Op op = {}, Algorithm = {}) {
   using T = buffer_element_t<Buffer>;
   static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
   std::span<T> data = as_span(buffer);
-  detail::in_context("allreduce", t.rank(), [&] {
+  detail::in_context("allreduce", t.rank(), data.size(), [&] {
     if constexpr (std::is_same_v<Algorithm, algorithm::native>) {
       static_assert(has_native_allreduce<Transport, T, Op>,
                     "algorithm::native needs a transport with native_allreduce(span, op); use automatic");

@@ -13,7 +13,7 @@ namespace switchyard::collective {
 /// @endcode
 template <transport::transport Transport>
 void barrier(Transport& t) {
-  detail::in_context("barrier", t.rank(), [&] { t.barrier(); });
+  detail::in_context("barrier", t.rank(), 0, [&] { t.barrier(); });
 }
 
 }  // namespace switchyard::collective

@@ -33,7 +33,7 @@ void broadcast(Transport& t, Buffer&& buffer, int root, Algorithm = {}) {
         detail::str("broadcast on rank ", t.rank(), ": root ", root, " is outside the group of ", n, " ranks"));
   }
   std::span<T> data = as_span(buffer);
-  detail::in_context("broadcast", t.rank(), [&] {
+  detail::in_context("broadcast", t.rank(), data.size(), [&] {
     constexpr bool native = has_native_broadcast<Transport, T>;
     static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
                   "algorithm::native needs a transport with native_broadcast(span, root); use automatic");

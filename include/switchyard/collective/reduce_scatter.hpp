@@ -34,7 +34,7 @@ std::span<buffer_element_t<Buffer>> reduce_scatter(Transport& t, Buffer& buffer,
                     std::is_same_v<Algorithm, algorithm::native>,
                 "reduce_scatter runs as algorithm::ring, algorithm::native or algorithm::automatic");
   std::span<T> data = as_span(buffer);
-  return detail::in_context("reduce_scatter", t.rank(), [&]() -> std::span<T> {
+  return detail::in_context("reduce_scatter", t.rank(), data.size(), [&]() -> std::span<T> {
     constexpr bool native = has_native_reduce_scatter<Transport, T, Op>;
     static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
                   "algorithm::native needs a transport with native_reduce_scatter(span, op); use automatic");

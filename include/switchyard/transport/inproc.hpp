@@ -100,7 +100,7 @@ struct inproc_fabric {
 template <class T>
 inline constexpr char type_identity_tag = 0;
 
-enum class op_state : int { posted, claimed, done, failed };
+enum class op_state : int { posted, claimed, done, failed, cancelled };
 
 // A posted send or receive. It lives inside the inproc_request that posted it, so posting
 // allocates nothing; queues link ops intrusively.
@@ -499,7 +499,7 @@ inline inproc_request::inproc_request(std::shared_ptr<detail::inproc_group> grou
 inline bool inproc_request::finished() const noexcept {
   if (op_ == nullptr) return true;
   const auto s = op_->state.load(std::memory_order_acquire);
-  return s == detail::op_state::done || s == detail::op_state::failed;
+  return s == detail::op_state::done || s == detail::op_state::failed || s == detail::op_state::cancelled;
 }
 
 inline void inproc_request::check_failure() {
@@ -523,7 +523,10 @@ inline bool inproc_request::cancel() noexcept {
   detail::mailbox& box = group_->mailboxes[static_cast<std::size_t>(kind_ == kind::send ? op_->destination : rank_)];
   std::lock_guard lock(box.mutex);
   if (op_->state.load(std::memory_order_acquire) != detail::op_state::posted) return false;
-  return kind_ == kind::send ? box.sends.remove(op_) : box.recvs.remove(op_);
+  if (kind_ == kind::send ? box.sends.remove(op_) : box.recvs.remove(op_)) {
+    op_->state.store(detail::op_state::cancelled, std::memory_order_relaxed);
+  }
+  return true;
 }
 
 inline void inproc_request::wait() {

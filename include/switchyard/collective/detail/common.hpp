@@ -47,15 +47,16 @@ void finalize(std::span<T> values, int ranks) {
   }
 }
 
-// Runs `body`, adding which collective failed on which rank to transport errors.
+// Runs `body`, adding to transport errors which collective failed on which rank and with how
+// many elements there: when ranks disagree on a count, their messages together show both.
 template <class Body>
-decltype(auto) in_context(std::string_view what, int rank, Body&& body) {
+decltype(auto) in_context(std::string_view what, int rank, std::size_t count, Body&& body) {
   try {
     return std::forward<Body>(body)();
   } catch (const timeout_error& e) {
-    throw timeout_error(str(what, " on rank ", rank, ": ", e.what()));
+    throw timeout_error(str(what, " of ", count, " elements on rank ", rank, ": ", e.what()));
   } catch (const transport_error& e) {
-    throw transport_error(str(what, " on rank ", rank, ": ", e.what()));
+    throw transport_error(str(what, " of ", count, " elements on rank ", rank, ": ", e.what()));
   }
 }
 

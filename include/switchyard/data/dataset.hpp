@@ -1,0 +1,170 @@
+// A labelled image data set held as bytes in memory, loaded once and shared read-only by every
+// in-process rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "switchyard/core/error.hpp"
+#include "switchyard/data/batch.hpp"
+#include "switchyard/data/idx.hpp"
+
+namespace switchyard::data {
+
+/// @brief `size()` images of `rows() x cols()` pixels (one byte each, row-major, one image after
+/// another) with one class label in `[0, classes())` per image.
+///
+/// Immutable once built, so ranks running as threads share one copy through
+/// `std::shared_ptr<const dataset>`.
+/// @code
+/// auto train = switchyard::data::dataset::load("train-images-idx3-ubyte.gz",
+///                                              "train-labels-idx1-ubyte.gz");
+/// switchyard::data::batch_view first_ten = train->slice(0, 10);
+/// @endcode
+class dataset {
+ public:
+  /// @brief Takes ownership of `images` (`labels.size() * rows * cols` bytes) and `labels`.
+  /// @throws usage_error if the sizes disagree, `rows`, `cols` or `classes` is 0, `classes` is
+  /// above 256 (labels are bytes), or a label is not below `classes`.
+  dataset(std::vector<std::uint8_t> images, std::vector<std::uint8_t> labels, std::size_t rows,
+          std::size_t cols, std::size_t classes = 10);
+
+  /// @brief Reads an IDX image file (3 dimensions: count x rows x cols) and an IDX label file
+  /// (1 dimension: count), each plain or gzip-compressed.
+  /// @throws data_error for any problem of `read_idx`, a file of the wrong rank, image and label
+  /// counts that disagree (naming both files), or a label not below `classes`.
+  [[nodiscard]] static std::shared_ptr<const dataset> load(const std::filesystem::path& images,
+                                                           const std::filesystem::path& labels,
+                                                           std::size_t classes = 10);
+
+  [[nodiscard]] std::size_t size() const noexcept { return labels_.size(); }
+  [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
+  [[nodiscard]] std::size_t cols() const noexcept { return cols_; }
+  [[nodiscard]] std::size_t pixels() const noexcept { return rows_ * cols_; }
+  [[nodiscard]] std::size_t classes() const noexcept { return classes_; }
+
+  /// All pixels, `size() * pixels()` bytes.
+  [[nodiscard]] std::span<const std::uint8_t> images() const noexcept { return images_; }
+  /// All labels, one per image.
+  [[nodiscard]] std::span<const std::uint8_t> labels() const noexcept { return labels_; }
+  /// The pixels of image `index` (unchecked, like `operator[]`).
+  [[nodiscard]] std::span<const std::uint8_t> image(std::size_t index) const noexcept {
+    return images().subspan(index * pixels(), pixels());
+  }
+
+  /// @brief Examples `[first, first + count)` as a batch, without copying.
+  /// @throws usage_error if the range goes past `size()`.
+  [[nodiscard]] batch_view slice(std::size_t first, std::size_t count) const;
+
+ private:
+  std::vector<std::uint8_t> images_;
+  std::vector<std::uint8_t> labels_;
+  std::size_t rows_;
+  std::size_t cols_;
+  std::size_t classes_;
+};
+
+// ----------------------------------------------------------------------------------------------
+// Implementation
+// ----------------------------------------------------------------------------------------------
+
+}  // namespace switchyard::data
+
+namespace switchyard::detail {
+
+/// Labels are bytes, so a data set has between 1 and 256 classes.
+inline void check_class_count(std::size_t classes,
+                              std::source_location where = std::source_location::current()) {
+  if (classes == 0 || classes > 256) {
+    raise<usage_error>(str("dataset: ", classes, " classes; labels are bytes, so use 1 to 256"),
+                       where);
+  }
+}
+
+/// Index of the first label not below `classes`, or `labels.size()` if there is none.
+inline std::size_t first_label_out_of_range(std::span<const std::uint8_t> labels,
+                                            std::size_t classes) {
+  std::size_t index = 0;
+  while (index < labels.size() && labels[index] < classes) ++index;
+  return index;
+}
+
+}  // namespace switchyard::detail
+
+namespace switchyard::data {
+
+inline dataset::dataset(std::vector<std::uint8_t> images, std::vector<std::uint8_t> labels,
+                        std::size_t rows, std::size_t cols, std::size_t classes)
+    : images_(std::move(images)),
+      labels_(std::move(labels)),
+      rows_(rows),
+      cols_(cols),
+      classes_(classes) {
+  detail::check_class_count(classes);
+  if (rows == 0 || cols == 0) {
+    detail::raise<usage_error>(detail::str("dataset: images of ", rows, "x", cols, " pixels"));
+  }
+  // Divisions instead of a product: a product of caller-given sizes could wrap around.
+  const std::size_t image_count = images_.size() / rows / cols;
+  if (image_count * rows * cols != images_.size() || image_count != labels_.size()) {
+    detail::raise<usage_error>(detail::str("dataset: ", images_.size(), " pixel bytes are not ",
+                                           labels_.size(), " images (one per label) of ", rows, "x",
+                                           cols));
+  }
+  if (const std::size_t bad = detail::first_label_out_of_range(labels_, classes);
+      bad < labels_.size()) {
+    detail::raise<usage_error>(detail::str("dataset: label ", unsigned{labels_[bad]},
+                                           " of example ", bad, " is not below the ", classes,
+                                           " classes"));
+  }
+}
+
+inline std::shared_ptr<const dataset> dataset::load(const std::filesystem::path& images,
+                                                    const std::filesystem::path& labels,
+                                                    std::size_t classes) {
+  detail::check_class_count(classes);
+  idx_array image_file = read_idx(images);
+  const auto& shape = image_file.shape;
+  if (shape.size() != 3 || shape[1] == 0 || shape[2] == 0) {
+    detail::raise<data_error>(detail::str(images.string(),
+                                          ": expected images (3 dimensions: count x rows x cols, "
+                                          "rows and cols not 0) but the header declares shape ",
+                                          detail::idx_shape_string(shape)));
+  }
+  idx_array label_file = read_idx(labels);
+  if (label_file.shape.size() != 1) {
+    detail::raise<data_error>(
+        detail::str(labels.string(), ": expected labels (1 dimension: count) but the header ",
+                    "declares shape ", detail::idx_shape_string(label_file.shape)));
+  }
+  if (shape[0] != label_file.shape[0]) {
+    detail::raise<data_error>(detail::str(images.string(), " holds ", shape[0], " images but ",
+                                          labels.string(), " holds ", label_file.shape[0],
+                                          " labels"));
+  }
+  if (const std::size_t bad = detail::first_label_out_of_range(label_file.values, classes);
+      bad < label_file.values.size()) {
+    detail::raise<data_error>(detail::str(labels.string(), ": label ",
+                                          unsigned{label_file.values[bad]}, " of example ", bad,
+                                          " is out of range for ", classes, " classes"));
+  }
+  return std::make_shared<const dataset>(std::move(image_file.values), std::move(label_file.values),
+                                         shape[1], shape[2], classes);
+}
+
+inline batch_view dataset::slice(std::size_t first, std::size_t count) const {
+  if (first > size() || count > size() - first) {
+    detail::raise<usage_error>(detail::str("dataset::slice: examples [", first, ", ", first + count,
+                                           ") go past the ", size(), " examples"));
+  }
+  return {images().subspan(first * pixels(), count * pixels()), labels().subspan(first, count),
+          rows_, cols_};
+}
+
+}  // namespace switchyard::data

@@ -1,0 +1,94 @@
+// The Optimizer role: applies a gradient to parameters over flat spans and owns its state as an
+// optim::optimizer_state, plus the bookkeeping the shipped optimizers share.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "switchyard/core/error.hpp"
+#include "switchyard/optim/optimizer_state.hpp"
+#include "switchyard/optim/schedule.hpp"
+
+namespace switchyard::optim {
+
+/// @brief An Optimizer: updates a flat span of parameters in place from the aligned gradient,
+/// and exposes its whole state for handing over, sharding and checkpointing.
+///
+/// Required expressions, for `O& o`, `const O& co`, `std::span<T> params`,
+/// `std::span<const T> grads` and `optimizer_state<T> state`, with `T = typename O::value_type`:
+/// @code
+/// o.step(params, grads);                              // one update; sizes equal the state's
+/// const optimizer_state<T>& s = co.export_state();    // step count and per-parameter slots
+/// o.import_state(std::move(state));                   // continue from `state` (any size)
+/// @endcode
+/// `import_state` then `step` must behave exactly as the optimizer that exported the state would
+/// have (the learning rate follows the imported step count), and the slots must be per-parameter
+/// so that `optimizer_state::slice` gives a valid state for a shard. Shipped: `sgd`, `momentum`
+/// (with Nesterov), `adam`.
+template <class O>
+concept optimizer = requires { typename O::value_type; } &&
+    requires(O& o, const O& co, std::span<typename O::value_type> params,
+             std::span<const typename O::value_type> grads,
+             optimizer_state<typename O::value_type> state) {
+      o.step(params, grads);
+      { co.export_state() } -> std::convertible_to<const optimizer_state<typename O::value_type>&>;
+      o.import_state(std::move(state));
+    };
+
+namespace detail {
+
+/// State, schedule and size checks shared by the shipped optimizers; `Slots` is the number of
+/// per-parameter buffers the update needs.
+template <std::floating_point T, schedule Schedule, std::size_t Slots>
+class optimizer_base {
+ public:
+  using value_type = T;
+
+  /// The state: step count and slots (copy it to hand it over or slice it).
+  [[nodiscard]] const optimizer_state<T>& export_state() const noexcept { return state_; }
+
+  /// Continues from `state`, which may cover any number of parameters (a shard, for instance).
+  void import_state(optimizer_state<T> state) {
+    bool consistent = state.slots.size() == Slots;
+    for (const std::vector<T>& slot : state.slots) consistent = consistent && slot.size() == state.size;
+    if (!consistent) {
+      switchyard::detail::raise<usage_error>(switchyard::detail::str(
+          "optim: imported state has ", state.slots.size(), " slots for ", state.size,
+          " parameters; this optimizer needs ", Slots, " slots of that size"));
+    }
+    state_ = std::move(state);
+  }
+
+  /// The learning rate the next step will use.
+  [[nodiscard]] double learning_rate() const { return schedule_.lr(state_.step); }
+  [[nodiscard]] const Schedule& schedule() const noexcept { return schedule_; }
+  /// Number of parameters the state covers.
+  [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(state_.size); }
+
+ protected:
+  optimizer_base(std::size_t size, Schedule schedule)
+      : schedule_(std::move(schedule)),
+        state_{0, size, std::vector<std::vector<T>>(Slots, std::vector<T>(size, T{0}))} {}
+
+  /// Checks the spans against the state, counts the step, and returns its learning rate.
+  T begin_step(std::span<const T> params, std::span<const T> grads, std::string_view who) {
+    if (params.size() != state_.size || grads.size() != state_.size) {
+      switchyard::detail::raise<usage_error>(switchyard::detail::str(
+          who, "::step: ", params.size(), " parameters and ", grads.size(),
+          " gradients for a state of ", state_.size));
+    }
+    const double rate = schedule_.lr(state_.step);
+    ++state_.step;
+    return static_cast<T>(rate);
+  }
+
+  Schedule schedule_;
+  optimizer_state<T> state_;
+};
+
+}  // namespace detail
+}  // namespace switchyard::optim

@@ -1,0 +1,100 @@
+#include <switchyard/collective/allreduce.hpp>
+
+#include "harness.hpp"
+#include "scenarios.hpp"
+
+TEST_CASE("allreduce.inproc: against the sequential reference at 1, 2, 3, 4 and 7 ranks" * doctest::timeout(300)) {
+  harness::run_at_every_size([](switchyard::transport::inproc& t) { return scenarios::allreduce_suite(t); });
+}
+
+TEST_CASE("allreduce.inproc.identical_bits: replicas agree to the last bit when sums round" * doctest::timeout(300)) {
+  harness::run_at_every_size([](switchyard::transport::inproc& t) { return scenarios::identical_bits_suite(t); });
+}
+
+namespace {
+
+// Runs allreduce with a count that differs on the last rank; returns what each rank caught.
+template <class Algorithm>
+std::vector<std::string> mismatched_counts(int ranks) {
+  switchyard::transport::inproc_options o;
+  o.timeout = std::chrono::seconds(2);
+  return switchyard::transport::run_inproc(
+      ranks,
+      [](switchyard::transport::inproc& t) -> std::string {
+        std::vector<float> data(t.rank() == t.size() - 1 ? 11 : 10, 1.0f);
+        try {
+          switchyard::collective::allreduce(t, data, switchyard::ops::sum{}, Algorithm{});
+        } catch (const switchyard::error& e) {
+          return e.what();
+        }
+        return "no error";
+      },
+      o);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("allreduce.inproc.mismatched_counts: every rank gets an error naming the sizes", Algorithm,
+                   switchyard::algorithm::ring, switchyard::algorithm::recursive_doubling,
+                   switchyard::algorithm::native) {
+  for (int ranks : {2, 3, 4}) {
+    CAPTURE(ranks);
+    const std::vector<std::string> caught = mismatched_counts<Algorithm>(ranks);
+    std::string all_messages;
+    for (const std::string& what : caught) {
+      CAPTURE(what);
+      CHECK(what != "no error");
+      CHECK(what.find("allreduce") != std::string::npos);
+      all_messages += what;
+    }
+    // Together the ranks' messages show both counts.
+    CHECK(all_messages.find("10") != std::string::npos);
+    CHECK(all_messages.find("11") != std::string::npos);
+  }
+}
+
+TEST_CASE("allreduce.inproc.failure_propagates: a rank that throws releases the others") {
+  auto run = [] {
+    switchyard::transport::run_inproc(3, [](switchyard::transport::inproc& t) {
+      std::vector<double> data(100, 1.0);
+      if (t.rank() == 1) throw std::runtime_error("rank 1 ran out of data");
+      switchyard::collective::allreduce(t, data, switchyard::ops::sum{}, switchyard::algorithm::ring{});
+    });
+  };
+  CHECK_THROWS_WITH_AS(run(), "rank 1 ran out of data", std::runtime_error);
+}
+
+namespace {
+
+// A user operation that is associative but not commutative: the later rank's value wins where
+// it is set (like "last writer wins").
+struct last_set {
+  std::int32_t operator()(std::int32_t a, std::int32_t b) const { return b != 0 ? b : a; }
+};
+
+}  // namespace
+
+template <>
+struct switchyard::is_commutative<last_set> : std::false_type {};
+
+TEST_CASE("allreduce.inproc.user_operation: a non-commutative operation keeps rank order") {
+  harness::run_at_every_size([](switchyard::transport::inproc& t) {
+    std::vector<std::string> failures;
+    // Element i is set on ranks r <= i % size: the highest such rank's value must win.
+    std::vector<std::int32_t> data(37);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      data[i] = t.rank() <= static_cast<int>(i % static_cast<std::size_t>(t.size())) ? t.rank() + 1 : 0;
+    }
+    std::vector<std::int32_t> by_doubling = data;
+    switchyard::collective::allreduce(t, by_doubling, last_set{}, switchyard::algorithm::recursive_doubling{});
+    switchyard::collective::allreduce(t, data, last_set{}, switchyard::algorithm::automatic{});
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      const auto expected = static_cast<std::int32_t>(i % static_cast<std::size_t>(t.size()) + 1);
+      if (data[i] != expected || by_doubling[i] != expected) {
+        failures.push_back("element " + std::to_string(i) + " is " + std::to_string(data[i]) + "/" +
+                           std::to_string(by_doubling[i]) + ", expected " + std::to_string(expected));
+      }
+    }
+    return failures;
+  });
+}

@@ -1,0 +1,332 @@
+// Multi-rank scenarios for the collectives, written once over any Transport and run both
+// in-process (at world sizes 1, 2, 3, 4, 7) and under mpiexec. Each returns the failures it saw
+// as text, so the caller (a thread or an MPI process) reports them with doctest.
+#pragma once
+
+#include <switchyard/collective/algorithm.hpp>
+#include <switchyard/collective/allgather.hpp>
+#include <switchyard/collective/allreduce.hpp>
+#include <switchyard/collective/barrier.hpp>
+#include <switchyard/collective/broadcast.hpp>
+#include <switchyard/collective/native.hpp>
+#include <switchyard/collective/partition.hpp>
+#include <switchyard/collective/reduce_scatter.hpp>
+#include <switchyard/core/operations.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace scenarios {
+
+namespace sy = switchyard;
+
+// Element counts: empty, one, fewer than most world sizes, not divisible, large and odd.
+inline const std::vector<std::size_t> counts = {0, 1, 5, 1000, (std::size_t{1} << 20) + 3};
+inline constexpr std::size_t large = (std::size_t{1} << 20) + 3;
+
+// Small integers (halves for floating point): every sum is exact in any order, so every
+// algorithm must match the sequential reference exactly.
+template <class T>
+T exact_value(int rank, std::size_t i) {
+  const int v = static_cast<int>((static_cast<std::size_t>(rank) * 37 + i * 11) % 19) - 9;
+  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v) / T(2);
+  return static_cast<T>(v);
+}
+
+template <class T, class Op>
+T reference(int ranks, std::size_t i, Op op) {
+  T acc = exact_value<T>(0, i);
+  for (int r = 1; r < ranks; ++r) acc = op(acc, exact_value<T>(r, i));
+  if constexpr (sy::finalized_reduction<Op, T>) acc = Op::finalize(acc, ranks);
+  return acc;
+}
+
+template <class A>
+std::string algorithm_name() {
+  if constexpr (std::is_same_v<A, sy::algorithm::ring>) return "ring";
+  if constexpr (std::is_same_v<A, sy::algorithm::recursive_doubling>) return "recursive_doubling";
+  if constexpr (std::is_same_v<A, sy::algorithm::native>) return "native";
+  if constexpr (std::is_same_v<A, sy::algorithm::binomial_tree>) return "binomial_tree";
+  if constexpr (std::is_same_v<A, sy::algorithm::automatic>) return "automatic";
+}
+
+template <class T>
+std::string type_name() {
+  if constexpr (std::is_same_v<T, float>) return "float";
+  if constexpr (std::is_same_v<T, double>) return "double";
+  if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
+}
+
+template <class Op>
+std::string op_name() {
+  if constexpr (std::is_same_v<Op, sy::ops::sum>) return "sum";
+  if constexpr (std::is_same_v<Op, sy::ops::min>) return "min";
+  if constexpr (std::is_same_v<Op, sy::ops::max>) return "max";
+  if constexpr (std::is_same_v<Op, sy::ops::average>) return "average";
+}
+
+template <class T>
+std::string first_mismatch(const std::vector<T>& got, auto expected_at, const std::string& what) {
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const T expected = expected_at(i);
+    if (!(got[i] == expected)) {
+      return what + ": element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " +
+             std::to_string(expected);
+    }
+  }
+  return {};
+}
+
+template <class T, class Algorithm, class Op, class Transport>
+void allreduce_case(Transport& t, std::size_t count, std::vector<std::string>& failures) {
+  std::vector<T> data(count);
+  for (std::size_t i = 0; i < count; ++i) data[i] = exact_value<T>(t.rank(), i);
+  sy::collective::allreduce(t, data, Op{}, Algorithm{});
+  const std::string what = "allreduce " + algorithm_name<Algorithm>() + " " + type_name<T>() + " " + op_name<Op>() +
+                           " count " + std::to_string(count) + " ranks " + std::to_string(t.size()) + " rank " +
+                           std::to_string(t.rank());
+  if (auto failure = first_mismatch(data, [&](std::size_t i) { return reference<T>(t.size(), i, Op{}); }, what);
+      !failure.empty()) {
+    failures.push_back(failure);
+  }
+}
+
+template <class T, class Algorithm, class Transport>
+void allreduce_all_ops(Transport& t, std::vector<std::string>& failures) {
+  for (std::size_t count : counts) {
+    allreduce_case<T, Algorithm, sy::ops::sum>(t, count, failures);
+    if (count == large) continue;  // one operation suffices for the large buffer
+    allreduce_case<T, Algorithm, sy::ops::average>(t, count, failures);
+    allreduce_case<T, Algorithm, sy::ops::min>(t, count, failures);
+    allreduce_case<T, Algorithm, sy::ops::max>(t, count, failures);
+  }
+}
+
+/// Every algorithm, type, operation and count against the sequential reference.
+template <class Transport>
+std::vector<std::string> allreduce_suite(Transport& t) {
+  std::vector<std::string> failures;
+  auto per_type = [&]<class T>() {
+    allreduce_all_ops<T, sy::algorithm::ring>(t, failures);
+    allreduce_all_ops<T, sy::algorithm::recursive_doubling>(t, failures);
+    if constexpr (sy::collective::has_native_allreduce<Transport, T, sy::ops::sum>) {
+      allreduce_all_ops<T, sy::algorithm::native>(t, failures);
+    }
+    allreduce_all_ops<T, sy::algorithm::automatic>(t, failures);
+  };
+  per_type.template operator()<float>();
+  per_type.template operator()<double>();
+  per_type.template operator()<std::int32_t>();
+  return failures;
+}
+
+// Values with full mantissas, different per rank: sums round, so only a careful algorithm keeps
+// every replica's bits identical.
+template <class T>
+T rounding_value(int rank, std::size_t i) {
+  std::uint64_t x = (static_cast<std::uint64_t>(rank) + 1) * 0x9E3779B97F4A7C15ull ^ (i * 0xBF58476D1CE4E5B9ull);
+  x ^= x >> 31;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 29;
+  return static_cast<T>(static_cast<double>(x >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+template <class T>
+std::uint64_t bit_hash(const std::vector<T>& values) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const T& v : values) {
+    unsigned char bytes[sizeof(T)];
+    std::memcpy(bytes, &v, sizeof(T));
+    for (unsigned char b : bytes) h = (h ^ b) * 1099511628211ull;
+  }
+  return h;
+}
+
+template <class T, class Algorithm, class Op, class Transport>
+void identical_bits_case(Transport& t, std::size_t count, std::vector<std::string>& failures) {
+  std::vector<T> data(count);
+  for (std::size_t i = 0; i < count; ++i) data[i] = rounding_value<T>(t.rank(), i);
+  sy::collective::allreduce(t, data, Op{}, Algorithm{});
+  std::vector<std::uint64_t> mine{bit_hash(data)};
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
+  sy::collective::allgather(t, mine, all);
+  const std::string what = "identical bits " + algorithm_name<Algorithm>() + " " + type_name<T>() + " " +
+                           op_name<Op>() + " count " + std::to_string(count) + " ranks " + std::to_string(t.size());
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r] != all[0]) failures.push_back(what + ": rank " + std::to_string(r) + " differs from rank 0");
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    double expected = 0;
+    for (int r = 0; r < t.size(); ++r) expected += static_cast<double>(rounding_value<T>(r, i));
+    if constexpr (std::is_same_v<Op, sy::ops::average>) expected /= t.size();
+    const double tolerance = (std::is_same_v<T, float> ? 1e-5 : 1e-13) * t.size();
+    if (std::abs(static_cast<double>(data[i]) - expected) > tolerance) {
+      failures.push_back(what + ": element " + std::to_string(i) + " is off the reference");
+      break;
+    }
+  }
+}
+
+/// Replicas must hold the same bits after a rounding all-reduce, for every algorithm.
+template <class Transport>
+std::vector<std::string> identical_bits_suite(Transport& t) {
+  std::vector<std::string> failures;
+  auto per_type = [&]<class T>() {
+    for (std::size_t count : {std::size_t{7}, std::size_t{100003}}) {
+      identical_bits_case<T, sy::algorithm::ring, sy::ops::sum>(t, count, failures);
+      identical_bits_case<T, sy::algorithm::recursive_doubling, sy::ops::sum>(t, count, failures);
+      if constexpr (sy::collective::has_native_allreduce<Transport, T, sy::ops::sum>) {
+        identical_bits_case<T, sy::algorithm::native, sy::ops::sum>(t, count, failures);
+      }
+      identical_bits_case<T, sy::algorithm::automatic, sy::ops::average>(t, count, failures);
+    }
+  };
+  per_type.template operator()<float>();
+  per_type.template operator()<double>();
+  return failures;
+}
+
+template <class T, class Algorithm, class Transport>
+void broadcast_case(Transport& t, std::size_t count, int root, std::vector<std::string>& failures) {
+  std::vector<T> data(count);
+  for (std::size_t i = 0; i < count; ++i) data[i] = exact_value<T>(t.rank(), i);
+  sy::collective::broadcast(t, data, root, Algorithm{});
+  const std::string what = "broadcast " + algorithm_name<Algorithm>() + " " + type_name<T>() + " count " +
+                           std::to_string(count) + " root " + std::to_string(root) + " rank " + std::to_string(t.rank());
+  if (auto f = first_mismatch(data, [&](std::size_t i) { return exact_value<T>(root, i); }, what); !f.empty()) {
+    failures.push_back(f);
+  }
+}
+
+/// Every root, algorithm, type and count.
+template <class Transport>
+std::vector<std::string> broadcast_suite(Transport& t) {
+  std::vector<std::string> failures;
+  auto per_type = [&]<class T>() {
+    for (std::size_t count : counts) {
+      for (int root = 0; root < t.size(); ++root) {
+        if (count == large && root != t.size() - 1) continue;
+        broadcast_case<T, sy::algorithm::binomial_tree>(t, count, root, failures);
+        if constexpr (sy::collective::has_native_broadcast<Transport, T>) {
+          broadcast_case<T, sy::algorithm::native>(t, count, root, failures);
+        }
+        broadcast_case<T, sy::algorithm::automatic>(t, count, root, failures);
+      }
+    }
+  };
+  per_type.template operator()<float>();
+  per_type.template operator()<double>();
+  per_type.template operator()<std::int32_t>();
+  return failures;
+}
+
+template <class T, class Algorithm, class Transport>
+void allgather_case(Transport& t, std::size_t count, std::vector<std::string>& failures) {
+  std::vector<T> mine(count);
+  for (std::size_t i = 0; i < count; ++i) mine[i] = exact_value<T>(t.rank(), i);
+  std::vector<T> all(count * static_cast<std::size_t>(t.size()), T(99));
+  sy::collective::allgather(t, mine, all, Algorithm{});
+  const std::string what = "allgather " + algorithm_name<Algorithm>() + " " + type_name<T>() + " count " +
+                           std::to_string(count) + " ranks " + std::to_string(t.size());
+  if (auto f = first_mismatch(all, [&](std::size_t i) { return exact_value<T>(static_cast<int>(i / count), i % count); },
+                              what);
+      !f.empty()) {
+    failures.push_back(f);
+  }
+}
+
+template <class Transport>
+std::vector<std::string> allgather_suite(Transport& t) {
+  std::vector<std::string> failures;
+  auto per_type = [&]<class T>() {
+    for (std::size_t count : counts) {
+      if (count == large) count = 100003;  // the output is ranks x count
+      allgather_case<T, sy::algorithm::ring>(t, count, failures);
+      if constexpr (sy::collective::has_native_allgather<Transport, T>) {
+        allgather_case<T, sy::algorithm::native>(t, count, failures);
+      }
+      allgather_case<T, sy::algorithm::automatic>(t, count, failures);
+    }
+  };
+  per_type.template operator()<float>();
+  per_type.template operator()<double>();
+  per_type.template operator()<std::int32_t>();
+  return failures;
+}
+
+template <class T, class Algorithm, class Op, class Transport>
+void reduce_scatter_case(Transport& t, std::size_t count, std::vector<std::string>& failures) {
+  std::vector<T> data(count);
+  for (std::size_t i = 0; i < count; ++i) data[i] = exact_value<T>(t.rank(), i);
+  const std::span<T> block = sy::collective::reduce_scatter(t, data, Op{}, Algorithm{});
+  const sy::collective::block expected =
+      sy::collective::block_of(count, static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
+  const std::string what = "reduce_scatter " + algorithm_name<Algorithm>() + " " + type_name<T>() + " " +
+                           op_name<Op>() + " count " + std::to_string(count) + " ranks " + std::to_string(t.size()) +
+                           " rank " + std::to_string(t.rank());
+  if (block.size() != expected.size || (count > 0 && block.data() != data.data() + expected.offset)) {
+    failures.push_back(what + ": returned the wrong block");
+    return;
+  }
+  std::vector<T> got(block.begin(), block.end());
+  if (auto f = first_mismatch(got, [&](std::size_t i) { return reference<T>(t.size(), expected.offset + i, Op{}); },
+                              what);
+      !f.empty()) {
+    failures.push_back(f);
+  }
+}
+
+template <class Transport>
+std::vector<std::string> reduce_scatter_suite(Transport& t) {
+  std::vector<std::string> failures;
+  auto per_type = [&]<class T>() {
+    for (std::size_t count : counts) {
+      reduce_scatter_case<T, sy::algorithm::ring, sy::ops::sum>(t, count, failures);
+      if constexpr (sy::collective::has_native_reduce_scatter<Transport, T, sy::ops::sum>) {
+        reduce_scatter_case<T, sy::algorithm::native, sy::ops::sum>(t, count, failures);
+      }
+      reduce_scatter_case<T, sy::algorithm::automatic, sy::ops::average>(t, count, failures);
+      reduce_scatter_case<T, sy::algorithm::ring, sy::ops::max>(t, count, failures);
+    }
+  };
+  per_type.template operator()<float>();
+  per_type.template operator()<double>();
+  per_type.template operator()<std::int32_t>();
+  return failures;
+}
+
+/// No rank leaves a barrier before the last one arrived: ranks arrive staggered, and every
+/// departure time must follow every arrival time (one machine, one monotonic clock).
+template <class Transport>
+std::vector<std::string> barrier_suite(Transport& t) {
+  std::vector<std::string> failures;
+  auto now = [] {
+    return static_cast<std::int64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  };
+  for (int round = 0; round < 5; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(((t.rank() + round) % t.size()) * 3));
+    std::vector<std::int64_t> times{now(), 0};
+    sy::collective::barrier(t);
+    times[1] = now();
+    std::vector<std::int64_t> all(2 * static_cast<std::size_t>(t.size()));
+    sy::collective::allgather(t, times, all);
+    std::int64_t last_arrival = all[0];
+    for (int r = 0; r < t.size(); ++r) last_arrival = std::max(last_arrival, all[2 * static_cast<std::size_t>(r)]);
+    for (int r = 0; r < t.size(); ++r) {
+      if (all[2 * static_cast<std::size_t>(r) + 1] < last_arrival) {
+        failures.push_back("barrier round " + std::to_string(round) + ": rank " + std::to_string(r) +
+                           " left before the last rank arrived");
+      }
+    }
+  }
+  return failures;
+}
+
+}  // namespace scenarios

@@ -1,0 +1,27 @@
+#include <switchyard/core/operations.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <type_traits>
+
+using namespace switchyard;
+
+struct concatenate_digits {
+  int operator()(int a, int b) const { return a * 10 + b; }
+};
+template <>
+struct switchyard::is_commutative<concatenate_digits> : std::false_type {};
+
+static_assert(reduction<ops::sum, float> && reduction<concatenate_digits, int>);
+static_assert(finalized_reduction<ops::average, double> && !finalized_reduction<ops::sum, double>);
+static_assert(is_commutative_v<ops::max> && !is_commutative_v<concatenate_digits>);
+
+TEST_CASE("operations.builtin: sum, min, max and the average's final division") {
+  CHECK(ops::sum{}(2.5, 4.0) == 6.5);
+  CHECK(ops::min{}(-3, 7) == -3);
+  CHECK(ops::max{}(-3, 7) == 7);
+  CHECK(ops::average::finalize(7.0f, 2) == 3.5f);
+  CHECK(ops::average::finalize(std::int32_t{7}, 2) == 3);
+  CHECK(ops::sum{}(std::int8_t{100}, std::int8_t{20}) == std::int8_t{120});
+}

@@ -1,0 +1,116 @@
+// The MPI transport, run under mpiexec at several world sizes: point-to-point semantics, errors,
+// and every collective scenario that the in-process suites run.
+#include <switchyard/transport/mpi.hpp>
+
+#include "../collective/scenarios.hpp"
+
+#include <doctest/doctest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::transport::mpi;
+
+static_assert(sy::transport::transport<mpi>);
+static_assert(sy::collective::has_native_allreduce<mpi, float, sy::ops::average>);
+
+namespace {
+
+void report(const std::vector<std::string>& failures) {
+  for (std::size_t i = 0; i < failures.size() && i < 10; ++i) FAIL_CHECK(failures[i]);
+  CHECK(failures.empty());
+}
+
+}  // namespace
+
+TEST_CASE("mpi.ring_of_messages: each rank hears its left neighbour, non-blocking both ways") {
+  mpi t;
+  const int right = (t.rank() + 1) % t.size();
+  const int left = (t.rank() + t.size() - 1) % t.size();
+  std::vector<double> mine(1001);
+  std::iota(mine.begin(), mine.end(), t.rank() * 10000.0);
+  std::vector<double> theirs(1001);
+  auto receive = t.irecv(std::span<double>(theirs), left, 3);
+  auto send = t.isend(std::span<const double>(mine), right, 3);
+  receive.wait();
+  send.wait();
+  CHECK(theirs[1000] == left * 10000.0 + 1000.0);
+  CHECK(receive.status().source == left);
+  CHECK(receive.status().count == 1001);
+}
+
+TEST_CASE("mpi.recv_any: rank 0 hears every other rank with sources and counts") {
+  mpi t;
+  if (t.rank() == 0) {
+    std::vector<int> seen(static_cast<std::size_t>(t.size()), 0);
+    std::vector<float> buffer(16);
+    for (int i = 0; i < t.size() - 1; ++i) {
+      const auto st = t.recv_any(std::span<float>(buffer), 5);
+      CHECK(st.count == static_cast<std::size_t>(st.source));
+      ++seen[static_cast<std::size_t>(st.source)];
+    }
+    for (int r = 1; r < t.size(); ++r) CHECK(seen[static_cast<std::size_t>(r)] == 1);
+  } else {
+    const std::vector<float> payload(static_cast<std::size_t>(t.rank()), 1.0f);
+    t.send(std::span<const float>(payload), 0, 5);
+  }
+  t.barrier();
+}
+
+TEST_CASE("mpi.errors: a bad peer is a usage error, a short message a transport error naming sizes") {
+  mpi t;
+  std::vector<int> data(4);
+  CHECK_THROWS_WITH_AS(t.send(std::span<const int>(data), t.size(), 0), doctest::Contains("names rank"),
+                       sy::usage_error);
+  CHECK_THROWS_AS((void)t.split(-1, 0), sy::usage_error);
+  if (t.size() >= 2 && t.rank() < 2) {
+    if (t.rank() == 0) {
+      t.send(std::span<const int>(data).first(3), 1, 9);
+    } else {
+      CHECK_THROWS_WITH_AS(t.recv(std::span<int>(data), 0, 9), doctest::Contains("has 3 elements but the receive expects 4"),
+                           sy::transport_error);
+    }
+  }
+  t.barrier();
+}
+
+TEST_CASE("mpi.split: groups by color and key, collectives inside a group") {
+  mpi t;
+  mpi sub = t.split(t.rank() % 2, -t.rank());
+  std::vector<int> members{1};
+  sy::collective::allreduce(sub, members, sy::ops::sum{});
+  CHECK(members[0] == sub.size());
+  CHECK(sub.size() == (t.size() + (t.rank() % 2 == 0 ? 1 : 0)) / 2);
+}
+
+TEST_CASE("mpi.allreduce: every algorithm, type, operation and count") {
+  mpi t;
+  report(scenarios::allreduce_suite(t));
+}
+
+TEST_CASE("mpi.allreduce.identical_bits: replicas agree to the last bit") {
+  mpi t;
+  report(scenarios::identical_bits_suite(t));
+}
+
+TEST_CASE("mpi.broadcast") {
+  mpi t;
+  report(scenarios::broadcast_suite(t));
+}
+
+TEST_CASE("mpi.allgather") {
+  mpi t;
+  report(scenarios::allgather_suite(t));
+}
+
+TEST_CASE("mpi.reduce_scatter") {
+  mpi t;
+  report(scenarios::reduce_scatter_suite(t));
+}
+
+TEST_CASE("mpi.barrier") {
+  mpi t;
+  report(scenarios::barrier_suite(t));
+}

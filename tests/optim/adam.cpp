@@ -1,0 +1,42 @@
+// Tests of optim/adam.hpp: three steps against values computed by hand from the update rule,
+// in double and in float.
+#include "switchyard/optim/adam.hpp"
+
+#include <doctest/doctest.h>
+
+#include <type_traits>
+#include <vector>
+
+#include "switchyard/core/error.hpp"
+
+namespace optim = switchyard::optim;
+
+// lr 0.1, betas 0.9 / 0.999, eps 1e-8, gradients 0.5, -1, 0.25 from p = 1:
+// t = 1: m = 0.05,    v = 0.00025,     p = 1 - 0.1 * 0.5 / (0.5 + 1e-8)        = 0.900000002
+// t = 2: m = -0.055,  v = 0.00124975,  m^ = -0.2894737, sqrt(v^) = 0.7906880   -> 0.9366103542
+// t = 3: m = -0.0245, v = 0.00131100025, m^ = -0.0904059, sqrt(v^) = 0.6613797 -> 0.9502794203
+TEST_CASE_TEMPLATE("adam.three_steps_by_hand", T, float, double) {
+  optim::adam<optim::constant, T> opt{1, 0.1};
+  std::vector<T> p{T{1}};
+  const double expected[] = {0.900000002, 0.9366103542405654, 0.9502794203389762};
+  const double tolerance = std::is_same_v<T, float> ? 1e-6 : 1e-12;
+  int t = 0;
+  for (const T g : {T(0.5), T(-1.0), T(0.25)}) {
+    opt.step(p, std::vector<T>{g});
+    CHECK(std::abs(static_cast<double>(p[0]) - expected[t++]) < tolerance);
+  }
+  const auto& state = opt.export_state();
+  CHECK(state.step == 3);
+  CHECK(static_cast<double>(state.slots[0][0]) == doctest::Approx(-0.0245));
+  CHECK(static_cast<double>(state.slots[1][0]) == doctest::Approx(0.00131100025));
+}
+
+TEST_CASE("adam.deduction_and_checks") {
+  optim::adam opt{2, 1e-3, 0.8, 0.99, 1e-6};
+  static_assert(std::is_same_v<decltype(opt), optim::adam<optim::constant, float>>);
+  CHECK(opt.beta1() == 0.8);
+  CHECK(opt.beta2() == 0.99);
+  CHECK(opt.epsilon() == 1e-6);
+  CHECK_THROWS_AS(optim::adam(2, 1e-3, 1.0), switchyard::usage_error);
+  CHECK_THROWS_AS(optim::adam(2, 1e-3, 0.9, 0.999, 0.0), switchyard::usage_error);
+}

@@ -1,0 +1,123 @@
+// Tests of optim/optimizer.hpp: the concept over shipped and user optimizers, state import
+// checks, and the contract the parameter server relies on: stepping shards with sliced state
+// equals stepping the whole, and an imported state continues exactly.
+#include "switchyard/optim/optimizer.hpp"
+
+#include <doctest/doctest.h>
+
+#include <span>
+#include <vector>
+
+#include "switchyard/core/error.hpp"
+#include "switchyard/optim/adam.hpp"
+#include "switchyard/optim/cosine.hpp"
+#include "switchyard/optim/momentum.hpp"
+#include "switchyard/optim/sgd.hpp"
+#include "switchyard/optim/warmup.hpp"
+
+namespace optim = switchyard::optim;
+
+namespace {
+
+/// A user optimizer: sign descent with no slots.
+struct sign_descent {
+  using value_type = float;
+  optim::optimizer_state<float> state;
+  void step(std::span<float> p, std::span<const float> g) {
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] -= g[i] > 0 ? 0.01f : -0.01f;
+    ++state.step;
+  }
+  [[nodiscard]] const optim::optimizer_state<float>& export_state() const { return state; }
+  void import_state(optim::optimizer_state<float> s) { state = std::move(s); }
+};
+
+struct no_state {
+  using value_type = float;
+  void step(std::span<float>, std::span<const float>) {}
+};
+
+std::vector<float> gradient(std::size_t n, int step) {
+  std::vector<float> g(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    g[i] = static_cast<float>((static_cast<int>(i * 7) + step * 3) % 11) * 0.1f - 0.5f;
+  }
+  return g;
+}
+
+using schedule = optim::warmup<optim::cosine>;
+const schedule ramp{2, optim::cosine{0.05, 10}};
+
+template <class O>
+O make(std::size_t n);
+template <>
+optim::sgd<schedule> make(std::size_t n) { return {n, ramp}; }
+template <>
+optim::momentum<schedule> make(std::size_t n) { return {n, ramp, 0.9, true}; }
+template <>
+optim::adam<schedule> make(std::size_t n) { return {n, ramp}; }
+
+}  // namespace
+
+TEST_CASE("optimizer.concept_accepts_shipped_and_user_optimizers") {
+  static_assert(optim::optimizer<optim::sgd<>> && optim::optimizer<optim::sgd<optim::constant, double>>);
+  static_assert(optim::optimizer<optim::momentum<>> && optim::optimizer<optim::adam<schedule>>);
+  static_assert(optim::optimizer<sign_descent>);
+  static_assert(!optim::optimizer<no_state>);
+  CHECK(optim::optimizer<sign_descent>);
+}
+
+TEST_CASE_TEMPLATE("optimizer.sharded_steps_equal_whole_steps", O, optim::sgd<schedule>,
+                   optim::momentum<schedule>, optim::adam<schedule>) {
+  constexpr std::size_t n = 23;
+  std::vector<float> whole_params(n, 1.0f);
+  O whole = make<O>(n);
+  for (int s = 0; s < 2; ++s) whole.step(whole_params, gradient(n, s));
+
+  // Shards [0, 9) and [9, 23) continue from the whole's state, each with its slice.
+  std::vector<float> sharded_params = whole_params;
+  O left = make<O>(0);
+  O right = make<O>(0);
+  left.import_state(whole.export_state().slice(0, 9));
+  right.import_state(whole.export_state().slice(9, n - 9));
+  for (int s = 2; s < 5; ++s) {
+    const std::vector<float> g = gradient(n, s);
+    whole.step(whole_params, g);
+    left.step(std::span(sharded_params).first(9), std::span(g).first(9));
+    right.step(std::span(sharded_params).subspan(9), std::span(g).subspan(9));
+  }
+  CHECK(sharded_params == whole_params);  // bitwise
+  const std::vector<optim::optimizer_state<float>> shards{left.export_state(), right.export_state()};
+  CHECK(optim::optimizer_state<float>::assemble(shards) == whole.export_state());
+}
+
+TEST_CASE_TEMPLATE("optimizer.imported_state_continues_exactly", O, optim::sgd<schedule>,
+                   optim::momentum<schedule>, optim::adam<schedule>) {
+  constexpr std::size_t n = 8;
+  std::vector<float> reference(n, 0.5f);
+  std::vector<float> resumed(n, 0.5f);
+  O straight = make<O>(n);
+  O first = make<O>(n);
+  for (int s = 0; s < 3; ++s) {
+    straight.step(reference, gradient(n, s));
+    first.step(resumed, gradient(n, s));
+  }
+  O second = make<O>(n);
+  second.import_state(first.export_state());
+  CHECK(second.learning_rate() == straight.learning_rate());
+  for (int s = 3; s < 6; ++s) {
+    straight.step(reference, gradient(n, s));
+    second.step(resumed, gradient(n, s));
+  }
+  CHECK(resumed == reference);
+  CHECK(second.export_state() == straight.export_state());
+}
+
+TEST_CASE("optimizer.import_and_step_check_sizes") {
+  optim::adam opt{4, 0.1};
+  CHECK_THROWS_AS(opt.import_state({0, 4, {{0, 0, 0, 0}}}), switchyard::usage_error);  // 1 slot
+  CHECK_THROWS_AS(opt.import_state({0, 4, {{0, 0, 0, 0}, {0, 0, 0}}}), switchyard::usage_error);
+  opt.import_state({0, 3, {{0, 0, 0}, {0, 0, 0}}});
+  CHECK(opt.size() == 3);
+  std::vector<float> p(4), g(4);
+  CHECK_THROWS_WITH(opt.step(p, g), doctest::Contains("4 parameters and 4 gradients for a state of 3"));
+}
