@@ -1,6 +1,8 @@
 // The umbrella header: everything switchyard offers whose dependencies the build provides.
-// The core (transports in process, collectives) needs only the standard library; the MPI
-// transport comes with `dependency('switchyard-mpi')`, which defines SWITCHYARD_HAS_MPI.
+// The core (transports in process, collectives, optimizers) needs only the standard library; the
+// other parts come with their Meson dependency, which defines the macro that enables them here:
+// `switchyard-xtensor` (SWITCHYARD_HAS_XTENSOR), `switchyard-data` (SWITCHYARD_HAS_DATA),
+// `switchyard-nn` (SWITCHYARD_HAS_NN), `switchyard-mpi` (SWITCHYARD_HAS_MPI).
 #pragma once
 
 #include <switchyard/collective/algorithm.hpp>
@@ -16,7 +18,45 @@
 #include <switchyard/core/operations.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/transport/transport.hpp>
+#include <switchyard/optim/adam.hpp>
+#include <switchyard/optim/constant.hpp>
+#include <switchyard/optim/cosine.hpp>
+#include <switchyard/optim/momentum.hpp>
+#include <switchyard/optim/optimizer.hpp>
+#include <switchyard/optim/optimizer_state.hpp>
+#include <switchyard/optim/schedule.hpp>
+#include <switchyard/optim/sgd.hpp>
+#include <switchyard/optim/step_decay.hpp>
+#include <switchyard/optim/warmup.hpp>
 
+#if defined(SWITCHYARD_HAS_XTENSOR)
+#include <switchyard/tensor/xtensor.hpp>
+#endif
+#if defined(SWITCHYARD_HAS_DATA)
+#include <switchyard/data/batch.hpp>
+#include <switchyard/data/batch_loader.hpp>
+#include <switchyard/data/dataset.hpp>
+#include <switchyard/data/fashion_mnist.hpp>
+#include <switchyard/data/idx.hpp>
+#include <switchyard/data/sequential_batches.hpp>
+#include <switchyard/data/shard_plan.hpp>
+#endif
+#if defined(SWITCHYARD_HAS_NN)
+#include <switchyard/nn/cnn.hpp>
+#include <switchyard/nn/conv2d.hpp>
+#include <switchyard/nn/dense.hpp>
+#include <switchyard/nn/evaluation.hpp>
+#include <switchyard/nn/flatten.hpp>
+#include <switchyard/nn/initializer.hpp>
+#include <switchyard/nn/layer.hpp>
+#include <switchyard/nn/max_pool.hpp>
+#include <switchyard/nn/mlp.hpp>
+#include <switchyard/nn/model.hpp>
+#include <switchyard/nn/relu.hpp>
+#include <switchyard/nn/rng.hpp>
+#include <switchyard/nn/sequential.hpp>
+#include <switchyard/nn/softmax_cross_entropy.hpp>
+#endif
 #if defined(SWITCHYARD_HAS_MPI)
 #include <switchyard/transport/mpi.hpp>
 #endif
