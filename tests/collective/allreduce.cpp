@@ -98,3 +98,18 @@ TEST_CASE("allreduce.inproc.user_operation: a non-commutative operation keeps ra
     return failures;
   });
 }
+
+TEST_CASE("allreduce.inproc.views: a temporary span over part of a buffer is reduced in place") {
+  const auto results = switchyard::transport::run_inproc(3, [](switchyard::transport::inproc& t) {
+    std::vector<float> arena(10, 1.0f);
+    switchyard::collective::allreduce(t, std::span<float>(arena).subspan(2, 5), switchyard::ops::sum{},
+                                      switchyard::algorithm::ring{});
+    return arena;
+  });
+  for (const auto& arena : results) {
+    CHECK(arena[1] == 1.0f);
+    CHECK(arena[2] == 3.0f);
+    CHECK(arena[6] == 3.0f);
+    CHECK(arena[7] == 1.0f);
+  }
+}

@@ -22,7 +22,7 @@ struct binomial_tree {};
 struct native {};
 
 /// @brief Native where the transport has it, else chosen by message size; see
-/// docs/collectives.md for the rule and the measurements behind it.
+/// docs/collectives.md for the rule and docs/performance.md for the measurements.
 struct automatic {};
 
 /// @brief The all-reduce algorithm tags.

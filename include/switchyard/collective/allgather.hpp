@@ -24,11 +24,12 @@ namespace switchyard::collective {
 /// std::vector<double> all(t.size() * mine.size());
 /// switchyard::collective::allgather(t, mine, all);
 /// @endcode
-/// @throws usage_error when `all` has the wrong size; transport_error when ranks pass different
+/// @throws usage_error when `all` has the wrong size; usage_error (native in process) or
+/// transport_error when ranks pass different
 /// counts.
 template <transport::transport Transport, buffer In, mutable_buffer Out, class Algorithm = algorithm::automatic>
-void allgather(Transport& t, const In& mine, Out& all, Algorithm = {}) {
-  using T = buffer_element_t<Out>;
+void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
+  using T = buffer_element_t<std::remove_reference_t<Out>>;
   static_assert(std::is_same_v<std::remove_const_t<buffer_element_t<const In>>, T>,
                 "allgather needs input and output buffers of the same element type");
   static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||

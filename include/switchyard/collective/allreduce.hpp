@@ -18,7 +18,7 @@
 namespace switchyard::collective {
 
 /// @brief Below this many bytes `algorithm::automatic` picks recursive doubling over the ring when
-/// the transport has no native all-reduce (docs/collectives.md has the measurements).
+/// the transport has no native all-reduce (docs/performance.md has the measurements).
 inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 
 /// @brief Reduces `buffer` in place over every rank of `t` with `op`.
@@ -31,12 +31,13 @@ inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 /// switchyard::collective::allreduce(t, grad, switchyard::ops::average{});
 /// switchyard::collective::allreduce(t, grad, switchyard::ops::sum{}, switchyard::algorithm::ring{});
 /// @endcode
-/// @throws transport_error (naming the rank and the sizes) when ranks pass different counts or a
-/// peer fails; `timeout_error` when a peer never joins (in-process transport).
+/// @throws usage_error from native in-process runs and transport_error from the other paths (each
+/// naming the rank and the sizes) when ranks pass different counts; transport_error when a peer
+/// fails; `timeout_error` when a peer never joins (in-process transport).
 template <transport::transport Transport, mutable_buffer Buffer, class Op = ops::sum,
           algorithm::allreduce_algorithm Algorithm = algorithm::automatic>
-void allreduce(Transport& t, Buffer& buffer, Op op = {}, Algorithm = {}) {
-  using T = buffer_element_t<Buffer>;
+void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
+  using T = buffer_element_t<std::remove_reference_t<Buffer>>;
   static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
   std::span<T> data = as_span(buffer);
   detail::in_context("allreduce", t.rank(), data.size(), [&] {

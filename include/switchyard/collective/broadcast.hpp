@@ -18,7 +18,8 @@ namespace switchyard::collective {
 /// @code
 /// switchyard::collective::broadcast(t, model.parameters(), 0);   // replicas start identical
 /// @endcode
-/// @throws usage_error for a root outside the group; transport_error when ranks pass different
+/// @throws usage_error for a root outside the group; usage_error (native in process) or
+/// transport_error when ranks pass different
 /// counts.
 template <transport::transport Transport, mutable_buffer Buffer, class Algorithm = algorithm::automatic>
 void broadcast(Transport& t, Buffer&& buffer, int root, Algorithm = {}) {

@@ -27,8 +27,9 @@ namespace switchyard::collective {
 /// @endcode
 template <transport::transport Transport, mutable_buffer Buffer, class Op = ops::sum,
           class Algorithm = algorithm::automatic>
-std::span<buffer_element_t<Buffer>> reduce_scatter(Transport& t, Buffer& buffer, Op op = {}, Algorithm = {}) {
-  using T = buffer_element_t<Buffer>;
+std::span<buffer_element_t<std::remove_reference_t<Buffer>>> reduce_scatter(Transport& t, Buffer&& buffer, Op op = {},
+                                                                       Algorithm = {}) {
+  using T = buffer_element_t<std::remove_reference_t<Buffer>>;
   static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
   static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||
                     std::is_same_v<Algorithm, algorithm::native>,

@@ -102,8 +102,8 @@ inline constexpr char type_identity_tag = 0;
 
 enum class op_state : int { posted, claimed, done, failed, cancelled };
 
-// A posted send or receive. It lives inside the inproc_request that posted it, so posting
-// allocates nothing; queues link ops intrusively.
+// A posted send or receive, owned by the inproc_request that posted it and recycled through a
+// per-thread pool (op_pool); queues link ops intrusively.
 struct pending_op {
   pending_op* next = nullptr;
   const std::byte* send_data = nullptr;

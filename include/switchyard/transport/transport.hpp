@@ -20,8 +20,10 @@ inline constexpr int any_tag = -1;
 
 /// @brief A pending non-blocking operation: `wait()` blocks until it completes (or throws),
 /// `test()` says whether it has. Destroying one that has not completed cancels it or waits.
+/// Requests are movable and default-constructible (an empty request is complete), so algorithms
+/// can keep several in flight.
 template <class R>
-concept request = requires(R& r) {
+concept request = std::default_initializable<R> && std::movable<R> && requires(R& r) {
   r.wait();
   { r.test() } -> std::convertible_to<bool>;
 };
