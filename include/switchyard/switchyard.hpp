@@ -28,6 +28,10 @@
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/optim/step_decay.hpp>
 #include <switchyard/optim/warmup.hpp>
+#include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/train/epoch_log.hpp>
+#include <switchyard/train/history.hpp>
+#include <switchyard/train/strategy.hpp>
 
 #if defined(SWITCHYARD_HAS_XTENSOR)
 #include <switchyard/tensor/xtensor.hpp>
@@ -42,6 +46,7 @@
 #include <switchyard/data/shard_plan.hpp>
 #endif
 #if defined(SWITCHYARD_HAS_NN)
+#include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/cnn.hpp>
 #include <switchyard/nn/conv2d.hpp>
 #include <switchyard/nn/dense.hpp>
@@ -56,6 +61,9 @@
 #include <switchyard/nn/rng.hpp>
 #include <switchyard/nn/sequential.hpp>
 #include <switchyard/nn/softmax_cross_entropy.hpp>
+#endif
+#if defined(SWITCHYARD_HAS_NN) && defined(SWITCHYARD_HAS_DATA)
+#include <switchyard/train/trainer.hpp>
 #endif
 #if defined(SWITCHYARD_HAS_MPI)
 #include <switchyard/transport/mpi.hpp>

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <span>
@@ -174,6 +175,15 @@ class mpi {
     MPI_Comm_set_errhandler(static_cast<MPI_Comm>(communicator_), MPI_ERRORS_RETURN);
     rank_ = communicator_.rank();
     size_ = communicator_.size();
+  }
+
+  /// Whether an MPI launcher (Open MPI's mpirun, MPICH's hydra, Slurm's srun) started this
+  /// process, even as a world of one: programs that run in process otherwise check it before
+  /// choosing their transport. Ask before MPI is initialized: Open MPI's singleton start-up sets
+  /// the same variables.
+  [[nodiscard]] static bool launched() noexcept {
+    return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr ||
+           std::getenv("PMIX_RANK") != nullptr;
   }
 
   [[nodiscard]] int rank() const noexcept { return rank_; }

@@ -1,0 +1,46 @@
+// What a training run records: one record per step (seen by step callbacks on the rank that took
+// it) and one per epoch (agreed by all ranks), kept in a history.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace switchyard::train {
+
+/// @brief One training step on one worker rank.
+struct step_record {
+  std::size_t epoch = 0;  ///< 1-based
+  std::size_t step = 0;   ///< 0-based within the epoch
+  int rank = 0;
+  double loss = 0.0;                 ///< mean loss over this worker's batch
+  double compute_seconds = 0.0;      ///< forward and backward
+  double communicate_seconds = 0.0;  ///< the strategy's step: exchange and update
+  std::size_t bytes_sent = 0;
+  std::string stage;                 ///< the strategy's name
+};
+
+/// @brief One epoch, with values every rank agrees on.
+struct epoch_record {
+  std::size_t epoch = 0;  ///< 1-based
+  std::string stage;
+  double train_loss = 0.0;     ///< mean of the workers' step losses
+  double test_loss = 0.0;      ///< mean loss per test example
+  double test_accuracy = 0.0;  ///< fraction in [0, 1]
+  double wall_seconds = 0.0;   ///< since training started, at the end of this epoch's evaluation
+  double train_seconds = 0.0;  ///< this epoch's training steps, slowest rank
+  std::size_t samples = 0;     ///< training examples all workers processed this epoch
+  double samples_per_second = 0.0;
+  std::uint64_t bytes_sent = 0;  ///< by all ranks this epoch
+};
+
+/// @brief The epochs of a run, in order.
+struct history {
+  std::vector<epoch_record> epochs;
+
+  [[nodiscard]] bool empty() const noexcept { return epochs.empty(); }
+  [[nodiscard]] const epoch_record& last() const { return epochs.back(); }
+};
+
+}  // namespace switchyard::train

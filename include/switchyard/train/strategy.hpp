@@ -1,0 +1,46 @@
+// The Strategy role: how the ranks of a run share the work of one training step. The trainer's
+// loop is the same for every strategy; the strategy decides which ranks train, what they
+// exchange after each backward pass, and how the parameters are updated.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace switchyard::train {
+
+/// @brief What a strategy reports about one step on one rank.
+struct step_outcome {
+  /// Payload bytes this rank sent for the step (the logical message sizes, not counting what an
+  /// algorithm forwards on behalf of others).
+  std::size_t bytes_sent = 0;
+};
+
+/// @brief A Strategy for models `M`, optimizers `O` and transports `T`.
+///
+/// Required expressions, for `S& s`, `T& t`, `M& m`, `O& o`:
+/// @code
+/// std::string_view n = s.name();              // "allreduce", ...: shown in logs
+/// s.setup(t, m, o);                           // collective, once before the first step:
+///                                             // e.g. make every replica start from rank 0's model
+/// std::size_t w = s.worker_count(t);          // how many ranks train (draw batches)
+/// std::optional<std::size_t> i = s.worker_index(t);   // this rank's index among them
+/// step_outcome r = s.step(t, m, o);           // after m.forward_backward(batch) filled the
+///                                             // gradients: exchange them and update m
+/// s.finish(t, m, o);                          // collective, after the last step: every rank
+///                                             // ends holding the trained parameters
+/// @endcode
+/// Every rank of `t` calls `setup`, `finish` and (on workers) `step` in the same order; a step
+/// may be a collective over the workers. Strategies are plain values: one per rank.
+template <class S, class M, class O, class T>
+concept strategy = requires(S& s, T& t, M& m, O& o) {
+  { s.name() } -> std::convertible_to<std::string_view>;
+  s.setup(t, m, o);
+  { s.worker_count(t) } -> std::convertible_to<std::size_t>;
+  { s.worker_index(t) } -> std::same_as<std::optional<std::size_t>>;
+  { s.step(t, m, o) } -> std::same_as<step_outcome>;
+  s.finish(t, m, o);
+};
+
+}  // namespace switchyard::train

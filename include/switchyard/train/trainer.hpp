@@ -1,0 +1,201 @@
+// The one training loop of switchyard: per epoch, per batch, forward and backward on this rank's
+// shard, then the strategy's step; evaluation on the test set at the end of each epoch, spread
+// over all ranks; callbacks, a history, progress lines on rank 0.
+#pragma once
+
+#include <switchyard/collective/allreduce.hpp>
+#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/error.hpp>
+#include <switchyard/core/operations.hpp>
+#include <switchyard/data/batch_loader.hpp>
+#include <switchyard/data/dataset.hpp>
+#include <switchyard/data/shard_plan.hpp>
+#include <switchyard/nn/evaluation.hpp>
+#include <switchyard/nn/model.hpp>
+#include <switchyard/optim/optimizer.hpp>
+#include <switchyard/train/history.hpp>
+#include <switchyard/train/strategy.hpp>
+#include <switchyard/transport/transport.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace switchyard::train {
+
+/// @brief Settings of a training run; the same on every rank.
+struct trainer_options {
+  std::size_t epochs = 10;
+  std::size_t batch_size = 64;  ///< per worker: a step of W workers trains on W * batch_size examples
+  std::uint64_t seed = 1;       ///< the data order (shuffled anew each epoch from it)
+  std::size_t eval_batch_size = 0;  ///< 0: the training batch size (models size buffers by batch)
+  std::ostream* progress = nullptr;  ///< where rank 0 prints a line per epoch; nullptr: silent
+};
+
+/// @brief Trains `Model` with `Optimizer` under `Strategy`, over any transport given to `fit`.
+///
+/// Every rank builds its own trainer (its own model replica, optimizer and strategy value) and
+/// calls `fit` with its transport handle, in process or under MPI alike. The model and optimizer
+/// are held by reference and hold the trained state afterwards.
+/// @tparam Model a `nn::model`; @tparam Optimizer an `optim::optimizer` over the model's floats;
+/// @tparam Strategy a `train::strategy`, e.g. `strategy::all_reduce<>`.
+/// @code
+/// switchyard::transport::run_inproc(4, [&](switchyard::transport::inproc& t) {
+///   switchyard::nn::mlp model{42};
+///   switchyard::optim::adam optimizer{model.parameters().size(), 1e-3};
+///   switchyard::train::trainer trainer{model, optimizer, switchyard::strategy::all_reduce<>{}, options};
+///   switchyard::train::history h = trainer.fit(t, data.train, *data.test);
+/// });
+/// @endcode
+template <nn::model Model, optim::optimizer Optimizer, class Strategy>
+class trainer {
+ public:
+  trainer(Model& model, Optimizer& optimizer, Strategy strategy, trainer_options options = {})
+      : model_(model), optimizer_(optimizer), strategy_(std::move(strategy)), options_(options) {
+    if (options_.batch_size == 0) detail::raise<usage_error>("trainer: the batch size must be at least 1");
+    if (options_.eval_batch_size == 0) options_.eval_batch_size = options_.batch_size;
+  }
+
+  /// Adds a callback run on each worker after each of its steps.
+  void on_step(std::function<void(const step_record&)> callback) { step_callbacks_.push_back(std::move(callback)); }
+  /// Adds a callback run on every rank after each epoch's evaluation, with the agreed record.
+  void on_epoch(std::function<void(const epoch_record&)> callback) {
+    epoch_callbacks_.push_back(std::move(callback));
+  }
+
+  /// Trains for `options.epochs` epochs on `train` and evaluates on `test` after each; collective
+  /// over every rank of `t`. Returns the epoch records (the same on every rank).
+  template <transport::transport Transport>
+  history fit(Transport& t, std::shared_ptr<const data::dataset> train, const data::dataset& test);
+
+  [[nodiscard]] const Strategy& strategy() const noexcept { return strategy_; }
+  [[nodiscard]] const trainer_options& options() const noexcept { return options_; }
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  template <transport::transport Transport>
+  nn::evaluation evaluate(Transport& t, const data::dataset& test);
+  void print(const epoch_record& e) const;
+
+  Model& model_;
+  Optimizer& optimizer_;
+  Strategy strategy_;
+  trainer_options options_;
+  std::vector<std::function<void(const step_record&)>> step_callbacks_;
+  std::vector<std::function<void(const epoch_record&)>> epoch_callbacks_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Implementation
+// ---------------------------------------------------------------------------------------------
+
+template <nn::model Model, optim::optimizer Optimizer, class Strategy>
+template <transport::transport Transport>
+history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<const data::dataset> train,
+                                                 const data::dataset& test) {
+  static_assert(train::strategy<Strategy, Model, Optimizer, Transport>,
+                "the strategy must provide name(), setup(t, m, o), worker_count(t), worker_index(t), "
+                "step(t, m, o) -> train::step_outcome and finish(t, m, o): see train/strategy.hpp");
+  if (!train) detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": no training data set"));
+  const std::size_t workers = strategy_.worker_count(t);
+  const std::optional<std::size_t> worker = strategy_.worker_index(t);
+  const std::string stage(strategy_.name());
+  if (workers * options_.batch_size > train->size()) {
+    detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": ", workers, " workers x batch ",
+                                           options_.batch_size, " need more than the ", train->size(),
+                                           " training examples"));
+  }
+  strategy_.setup(t, model_, optimizer_);
+  data::batch_loader loader(train, options_.batch_size);
+  history result;
+  const auto started = clock::now();
+  for (std::size_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+    const data::shard_plan plan(train->size(), workers, options_.batch_size, options_.seed, epoch);
+    const auto epoch_started = clock::now();
+    double loss_sum = 0.0;
+    std::uint64_t bytes = 0;
+    std::size_t steps = 0;
+    if (worker) {
+      for (std::size_t s = 0; s < plan.steps(); ++s) {
+        const data::batch_view batch = loader.gather(plan.batch(*worker, s));
+        const auto before = clock::now();
+        const double loss = model_.forward_backward(batch);
+        const auto computed = clock::now();
+        const step_outcome outcome = strategy_.step(t, model_, optimizer_);
+        const auto stepped = clock::now();
+        loss_sum += loss;
+        bytes += outcome.bytes_sent;
+        ++steps;
+        if (!step_callbacks_.empty()) {
+          const step_record record{epoch, s, t.rank(), loss,
+                                   std::chrono::duration<double>(computed - before).count(),
+                                   std::chrono::duration<double>(stepped - computed).count(), outcome.bytes_sent, stage};
+          for (auto& callback : step_callbacks_) callback(record);
+        }
+      }
+    }
+    const double train_seconds = std::chrono::duration<double>(clock::now() - epoch_started).count();
+    const nn::evaluation tested = evaluate(t, test);
+    // One sum and one max over all ranks make every rank's record identical.
+    std::array<double, 6> sums{loss_sum, static_cast<double>(steps), static_cast<double>(bytes), tested.loss_sum,
+                               static_cast<double>(tested.correct), static_cast<double>(tested.count)};
+    collective::allreduce(t, sums, ops::sum{});
+    std::array<double, 2> slowest{train_seconds, std::chrono::duration<double>(clock::now() - started).count()};
+    collective::allreduce(t, slowest, ops::max{});
+
+    epoch_record record;
+    record.epoch = epoch;
+    record.stage = stage;
+    record.train_loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+    record.test_loss = sums[5] > 0 ? sums[3] / sums[5] : 0.0;
+    record.test_accuracy = sums[5] > 0 ? sums[4] / sums[5] : 0.0;
+    record.train_seconds = slowest[0];
+    record.wall_seconds = slowest[1];
+    record.samples = static_cast<std::size_t>(sums[1]) * options_.batch_size;
+    record.samples_per_second = slowest[0] > 0 ? static_cast<double>(record.samples) / slowest[0] : 0.0;
+    record.bytes_sent = static_cast<std::uint64_t>(sums[2]);
+    result.epochs.push_back(record);
+    for (auto& callback : epoch_callbacks_) callback(record);
+    if (t.rank() == 0) print(record);
+  }
+  strategy_.finish(t, model_, optimizer_);
+  return result;
+}
+
+template <nn::model Model, optim::optimizer Optimizer, class Strategy>
+template <transport::transport Transport>
+nn::evaluation trainer<Model, Optimizer, Strategy>::evaluate(Transport& t, const data::dataset& test) {
+  // Replicas agree at the end of an epoch, so each rank evaluates its own block of the test set.
+  const collective::block mine =
+      collective::block_of(test.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
+  nn::evaluation total;
+  for (std::size_t first = mine.offset; first < mine.offset + mine.size; first += options_.eval_batch_size) {
+    total += model_.evaluate(test.slice(first, std::min(options_.eval_batch_size, mine.offset + mine.size - first)));
+  }
+  return total;
+}
+
+template <nn::model Model, optim::optimizer Optimizer, class Strategy>
+void trainer<Model, Optimizer, Strategy>::print(const epoch_record& e) const {
+  if (options_.progress == nullptr) return;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "epoch %3zu/%zu  %-12s train loss %.4f  test loss %.4f  test accuracy %6.2f%%  %8.0f samples/s  "
+                "%7.1f s\n",
+                e.epoch, options_.epochs, e.stage.c_str(), e.train_loss, e.test_loss, 100.0 * e.test_accuracy,
+                e.samples_per_second, e.wall_seconds);
+  *options_.progress << line << std::flush;
+}
+
+}  // namespace switchyard::train
