@@ -29,6 +29,7 @@
 #include <switchyard/optim/step_decay.hpp>
 #include <switchyard/optim/warmup.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/train/strategy.hpp>

@@ -1,6 +1,7 @@
 // All-reduce training under mpiexec: W processes with batch B per worker end with the parameters
 // of one in-process rank trained on batches of W * B, and all processes agree to the last bit.
 #include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/transport/mpi.hpp>
@@ -20,8 +21,8 @@ namespace sy = switchyard;
 
 namespace {
 
-template <class Transport>
-std::vector<float> train(Transport& t, std::size_t batch) {
+template <class Transport, class Strategy = sy::strategy::all_reduce<>>
+std::vector<float> train(Transport& t, std::size_t batch, Strategy strategy = {}) {
   const auto data = fixtures::quadrants(480, 7);
   sy::nn::mlp model{11, {8, 8, 1}, 4};
   sy::optim::sgd optimizer{model.parameters().size(), 0.05};
@@ -29,7 +30,7 @@ std::vector<float> train(Transport& t, std::size_t batch) {
   options.epochs = 2;
   options.batch_size = batch;
   options.seed = 3;
-  sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+  sy::train::trainer trainer{model, optimizer, strategy, options};
   trainer.fit(t, data, *data);
   return {model.parameters().begin(), model.parameters().end()};
 }
@@ -53,4 +54,35 @@ TEST_CASE("mpi.train.allreduce: W processes x batch B match one rank with batch 
   std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
   sy::collective::allgather(t, mine, all);
   for (std::uint64_t h : all) CHECK(h == all[0]);
+}
+
+TEST_CASE("mpi.train.parameter_server.sync: 1 server and W workers match all-reduce over W ranks") {
+  sy::transport::mpi t;
+  if (t.size() < 2) return;
+  const auto workers = static_cast<std::size_t>(t.size() - 1);
+  const std::vector<float> served =
+      train(t, 8, sy::strategy::parameter_server<sy::strategy::consistency::sync>(1));
+  const std::vector<float> reference =
+      sy::transport::run_inproc(static_cast<int>(workers), [&](sy::transport::inproc& local) { return train(local, 8); })
+          .front();
+  double worst = 0;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    worst = std::max(worst, std::abs(double(served[i]) - double(reference[i])));
+  }
+  CHECK(worst < 1e-5);
+}
+
+TEST_CASE("mpi.train.parameter_server.async_and_bounded: every process ends with the servers' model") {
+  sy::transport::mpi t;
+  if (t.size() < 2) return;
+  const std::size_t servers = t.size() >= 4 ? 2 : 1;
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<float> trained =
+        round == 0 ? train(t, 8, sy::strategy::parameter_server<>(servers))
+                   : train(t, 8, sy::strategy::parameter_server(servers, sy::strategy::consistency::bounded{1}));
+    std::vector<std::uint64_t> mine{scenarios::bit_hash(trained)};
+    std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
+    sy::collective::allgather(t, mine, all);
+    for (std::uint64_t h : all) CHECK(h == all[0]);
+  }
 }

@@ -114,3 +114,21 @@ TEST_CASE("mpi.barrier") {
   mpi t;
   report(scenarios::barrier_suite(t));
 }
+
+TEST_CASE("mpi.irecv.any_source: a posted receive accepts the first sender") {
+  mpi t;
+  if (t.size() < 2) return;
+  if (t.rank() == 0) {
+    std::vector<int> got(2);
+    for (int i = 1; i < t.size(); ++i) {
+      auto request = t.irecv(std::span<int>(got), sy::transport::any_source, 11);
+      request.wait();
+      CHECK(got[0] == request.status().source);
+      CHECK(got[1] == 2 * request.status().source);
+    }
+  } else {
+    const std::vector<int> payload{t.rank(), 2 * t.rank()};
+    t.send(std::span<const int>(payload), 0, 11);
+  }
+  t.barrier();
+}

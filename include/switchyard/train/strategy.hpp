@@ -33,6 +33,14 @@ struct step_outcome {
 /// @endcode
 /// Every rank of `t` calls `setup`, `finish` and (on workers) `step` in the same order; a step
 /// may be a collective over the workers. Strategies are plain values: one per rank.
+///
+/// Two members are optional, and the trainer calls them when present:
+/// @code
+/// s.serve(t, m, o);       // on ranks without a worker index, during each epoch: returns when
+///                         // the workers have finished the epoch (a parameter server's loop)
+/// s.end_epoch(t, m, o);   // collective, after each epoch's steps and before its evaluation:
+///                         // afterwards every rank holds the current parameters
+/// @endcode
 template <class S, class M, class O, class T>
 concept strategy = requires(S& s, T& t, M& m, O& o) {
   { s.name() } -> std::convertible_to<std::string_view>;

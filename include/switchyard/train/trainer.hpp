@@ -144,6 +144,11 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
           for (auto& callback : step_callbacks_) callback(record);
         }
       }
+    } else if constexpr (requires { strategy_.serve(t, model_, optimizer_); }) {
+      strategy_.serve(t, model_, optimizer_);
+    }
+    if constexpr (requires { strategy_.end_epoch(t, model_, optimizer_); }) {
+      strategy_.end_epoch(t, model_, optimizer_);
     }
     const double train_seconds = std::chrono::duration<double>(clock::now() - epoch_started).count();
     const nn::evaluation tested = evaluate(t, test);

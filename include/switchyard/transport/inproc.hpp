@@ -42,9 +42,6 @@ struct inproc_options {
   int spin = 64;
 };
 
-/// @brief Source value a receive may name to accept a message from any rank.
-inline constexpr int any_source = -1;
-
 class inproc;
 class inproc_request;
 

@@ -214,8 +214,8 @@ class mpi {
   }
   template <arithmetic T>
   [[nodiscard]] mpi_request irecv(std::span<T> data, int source, int tag) {
-    check_peer(source, "receive");
-    return post_receive(data, source, tag, true);
+    if (source != any_source) check_peer(source, "receive");
+    return post_receive(data, source == any_source ? MPI_ANY_SOURCE : source, tag, true);
   }
   /// Receives the next message with `tag` (`any_tag` for any) from any rank; it may hold fewer
   /// elements than `data`, never more.

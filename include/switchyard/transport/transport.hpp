@@ -18,6 +18,9 @@ struct message_status {
 /// @brief Tag value a receive may name to accept messages that carry any tag.
 inline constexpr int any_tag = -1;
 
+/// @brief Source value `irecv` may name to accept a message from any rank.
+inline constexpr int any_source = -1;
+
 /// @brief A pending non-blocking operation: `wait()` blocks until it completes (or throws),
 /// `test()` says whether it has. Destroying one that has not completed cancels it or waits.
 /// Requests are movable and default-constructible (an empty request is complete), so algorithms

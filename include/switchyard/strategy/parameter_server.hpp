@@ -1,0 +1,319 @@
+// Parameter-server data parallelism: S server ranks each own one contiguous shard of the
+// parameters and its optimizer state; workers push each shard's gradient to its server and pull
+// the fresh shard back. How long a worker may run ahead is the Consistency policy.
+#pragma once
+
+#include <switchyard/collective/broadcast.hpp>
+#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/error.hpp>
+#include <switchyard/train/strategy.hpp>
+#include <switchyard/transport/transport.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace switchyard::strategy {
+
+/// @brief How far workers may drift apart under a parameter server.
+namespace consistency {
+
+/// @brief No waiting: the server applies each gradient as it arrives and replies at once
+/// (TensorFlow's ParameterServerStrategy, ps-lite).
+struct async {};
+
+/// @brief Stale-synchronous: a worker may start step c + 1 only when the slowest worker has
+/// finished step c - K, so no applied gradient is more than K steps ahead of the slowest worker.
+/// `bounded<2>{}` and `bounded{2}` say the same.
+template <std::size_t K = 0>
+struct bounded {
+  std::size_t staleness = K;
+  constexpr bounded() = default;
+  constexpr explicit bounded(std::size_t k) : staleness(k) {}
+};
+bounded(std::size_t) -> bounded<0>;
+
+/// @brief Bulk-synchronous over the servers: each server averages exactly one gradient from every
+/// worker per step (summed in worker order, so runs repeat bit for bit), applies it once, and
+/// replies to all workers.
+struct sync {};
+
+}  // namespace consistency
+
+/// @brief What a parameter-server rank measured (each rank its own side: servers the updates and
+/// staleness, workers the waiting).
+struct ps_statistics {
+  /// `staleness[s]`: gradients applied while their worker was `s` steps ahead of the slowest
+  /// worker (the last bucket also counts everything beyond it).
+  std::vector<std::uint64_t> staleness = std::vector<std::uint64_t>(33, 0);
+  std::uint64_t updates = 0;         ///< optimizer steps a server applied
+  std::uint64_t bytes_pushed = 0;    ///< gradient bytes a worker sent
+  std::uint64_t bytes_pulled = 0;    ///< parameter bytes a worker received
+  double worker_wait_seconds = 0.0;  ///< a worker's time from its first push to its last pull
+  double server_busy_seconds = 0.0;  ///< a server's time applying gradients
+  double server_seconds = 0.0;       ///< a server's time serving (busy or waiting for pushes)
+
+  /// The largest staleness recorded.
+  [[nodiscard]] std::size_t max_staleness() const noexcept {
+    for (std::size_t s = staleness.size(); s > 0; --s) {
+      if (staleness[s - 1] != 0) return s - 1;
+    }
+    return 0;
+  }
+};
+
+/// @brief Parameter-server strategy: the last `servers` ranks serve, the others work.
+///
+/// The parameter arena is split into `servers` contiguous shards balanced by size
+/// (`collective::block_of`); server s owns shard s and the optimizer state for it, made from the
+/// rank's optimizer by slicing its state. Each worker step pushes every shard's gradient to its
+/// server and pulls the fresh shard, to all servers at once. At the end of each epoch every rank
+/// receives every shard, so evaluation and the final model see the servers' parameters.
+/// @tparam Consistency `consistency::async` (default), `consistency::bounded<K>` or
+/// `consistency::sync`.
+/// @code
+/// switchyard::strategy::parameter_server<switchyard::strategy::consistency::bounded<2>> ps{1};
+/// switchyard::train::trainer trainer{model, optimizer, ps, options};
+/// @endcode
+template <class Consistency = consistency::async>
+class parameter_server {
+ public:
+  /// `servers` ranks serve; it must leave at least one worker and be at most the arena's length.
+  explicit parameter_server(std::size_t servers = 1, Consistency consistency = {})
+      : servers_(servers), consistency_(consistency) {}
+
+  [[nodiscard]] std::string_view name() const noexcept { return "ps"; }
+  [[nodiscard]] std::size_t servers() const noexcept { return servers_; }
+  [[nodiscard]] const Consistency& consistency() const noexcept { return consistency_; }
+  [[nodiscard]] const ps_statistics& statistics() const noexcept { return stats_; }
+
+  template <class Transport>
+  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
+    return static_cast<std::size_t>(t.size()) - std::min(servers_, static_cast<std::size_t>(t.size()));
+  }
+
+  template <class Transport>
+  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
+    const auto rank = static_cast<std::size_t>(t.rank());
+    if (rank < worker_count(t)) return rank;
+    return std::nullopt;
+  }
+
+  template <class Transport, class Model, class Optimizer>
+  void setup(Transport& t, Model& model, Optimizer& optimizer);
+
+  template <class Transport, class Model, class Optimizer>
+  train::step_outcome step(Transport& t, Model& model, Optimizer& optimizer);
+
+  /// On a server: applies pushes and answers pulls until every worker said it finished the epoch.
+  template <class Transport, class Model, class Optimizer>
+  void serve(Transport& t, Model& model, Optimizer& optimizer);
+
+  /// Collective: workers tell the servers they are done, then every rank receives every shard.
+  template <class Transport, class Model, class Optimizer>
+  void end_epoch(Transport& t, Model& model, Optimizer& optimizer);
+
+  template <class Transport, class Model, class Optimizer>
+  void finish(Transport&, Model&, Optimizer&) {}
+
+ private:
+  // Tags below the collectives' reserved range: pushes (and a worker's empty "done" message, on
+  // the same tag so it cannot overtake its last push) and pulls.
+  static constexpr int push_tag = 31000;
+  static constexpr int pull_tag = 31001;
+  static constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
+
+  [[nodiscard]] std::size_t allowed_lead() const noexcept {
+    if constexpr (std::is_same_v<Consistency, consistency::async>) {
+      return unbounded;
+    } else if constexpr (std::is_same_v<Consistency, consistency::sync>) {
+      return 0;
+    } else {
+      return consistency_.staleness;
+    }
+  }
+  [[nodiscard]] collective::block shard(std::size_t s) const { return collective::block_of(arena_, servers_, s); }
+  [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(workers_ + s); }
+  [[nodiscard]] std::uint64_t slowest() const { return *std::min_element(completed_.begin(), completed_.end()); }
+
+  template <class Transport, class Span>
+  void reply(Transport& t, Span shard_parameters, std::size_t worker);
+  template <class Transport, class Span>
+  void release_waiting(Transport& t, Span shard_parameters);
+
+  std::size_t servers_;
+  Consistency consistency_;
+  std::size_t workers_ = 0;
+  std::size_t arena_ = 0;
+  ps_statistics stats_;
+  // Server state, sized once in setup.
+  std::vector<std::uint64_t> completed_;  // pushes applied per worker
+  std::vector<bool> waiting_;             // workers whose reply is held back
+  std::vector<float> incoming_;           // one push
+  std::vector<std::vector<float>> pending_;  // sync: this step's gradient of each worker
+};
+
+// ---------------------------------------------------------------------------------------------
+// Implementation
+// ---------------------------------------------------------------------------------------------
+
+namespace detail {
+
+// The requests of one worker step, kept per thread so that a step allocates nothing once warm.
+template <class Request>
+std::vector<Request>& step_requests() {
+  thread_local std::vector<Request> requests;
+  return requests;
+}
+
+}  // namespace detail
+
+template <class Consistency>
+template <class Transport, class Model, class Optimizer>
+void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer& optimizer) {
+  using value = typename decltype(model.parameters())::value_type;
+  static_assert(std::is_same_v<value, float>, "parameter_server moves float arenas");
+  const auto ranks = static_cast<std::size_t>(t.size());
+  arena_ = model.parameters().size();
+  // Every rank checks the same values, so every rank refuses the same way before any message.
+  if (servers_ == 0 || servers_ >= ranks) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str(
+        "parameter_server on rank ", t.rank(), ": ", servers_, " servers among ", ranks,
+        " ranks; it needs at least 1 server and 1 worker"));
+  }
+  if (arena_ < servers_) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str("parameter_server on rank ", t.rank(), ": ",
+                                                                   servers_, " servers for a model of only ", arena_,
+                                                                   " parameters"));
+  }
+  workers_ = ranks - servers_;
+  stats_ = {};
+  collective::broadcast(t, model.parameters(), 0);
+  if (worker_index(t)) return;
+  const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
+  optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
+  completed_.assign(workers_, 0);
+  waiting_.assign(workers_, false);
+  incoming_.assign(mine.size, 0.0f);
+  if constexpr (std::is_same_v<Consistency, consistency::sync>) {
+    pending_.assign(workers_, std::vector<float>(mine.size));
+  }
+}
+
+template <class Consistency>
+template <class Transport, class Model, class Optimizer>
+train::step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer&) {
+  using request = decltype(t.isend(std::span<const float>(), 0, 0));
+  std::vector<request>& requests = detail::step_requests<request>();
+  const auto started = std::chrono::steady_clock::now();
+  std::span<float> parameters = model.parameters();
+  std::span<const float> gradients = model.gradients();
+  // Post every pull before any push, so a server's reply always finds its receive waiting.
+  for (std::size_t s = 0; s < servers_; ++s) {
+    const collective::block b = shard(s);
+    requests.push_back(t.irecv(parameters.subspan(b.offset, b.size), server_rank(s), pull_tag));
+  }
+  for (std::size_t s = 0; s < servers_; ++s) {
+    const collective::block b = shard(s);
+    requests.push_back(t.isend(gradients.subspan(b.offset, b.size), server_rank(s), push_tag));
+  }
+  for (request& r : requests) r.wait();
+  requests.clear();
+  stats_.worker_wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  stats_.bytes_pushed += gradients.size_bytes();
+  stats_.bytes_pulled += parameters.size_bytes();
+  return {gradients.size_bytes()};
+}
+
+template <class Consistency>
+template <class Transport, class Span>
+void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
+  t.send(std::span<const float>(shard_parameters), static_cast<int>(worker), pull_tag);
+}
+
+template <class Consistency>
+template <class Transport, class Span>
+void parameter_server<Consistency>::release_waiting(Transport& t, Span shard_parameters) {
+  const std::uint64_t floor = slowest();
+  for (std::size_t w = 0; w < workers_; ++w) {
+    if (waiting_[w] && completed_[w] - floor <= allowed_lead()) {
+      waiting_[w] = false;
+      reply(t, shard_parameters, w);
+    }
+  }
+}
+
+template <class Consistency>
+template <class Transport, class Model, class Optimizer>
+void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer& optimizer) {
+  const auto started = std::chrono::steady_clock::now();
+  const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
+  std::span<float> parameters = model.parameters().subspan(mine.offset, mine.size);
+  std::size_t finished = 0;
+  std::size_t arrived = 0;  // sync: pushes of the current step
+  while (finished < workers_) {
+    const transport::message_status pushed = t.recv_any(std::span<float>(incoming_), push_tag);
+    const auto worker = static_cast<std::size_t>(pushed.source);
+    if (worker >= workers_) {
+      switchyard::detail::raise<transport_error>(switchyard::detail::str(
+          "parameter_server on rank ", t.rank(), ": a push from rank ", pushed.source, ", which is not a worker"));
+    }
+    if (pushed.count == 0) {
+      ++finished;
+      continue;
+    }
+    if (pushed.count != mine.size) {
+      switchyard::detail::raise<transport_error>(switchyard::detail::str(
+          "parameter_server on rank ", t.rank(), ": worker ", worker, " pushed ", pushed.count,
+          " gradient elements, the shard has ", mine.size));
+    }
+    const auto busy = std::chrono::steady_clock::now();
+    const std::uint64_t lead = completed_[worker] - slowest();
+    ++stats_.staleness[std::min<std::size_t>(lead, stats_.staleness.size() - 1)];
+    ++completed_[worker];
+    if constexpr (std::is_same_v<Consistency, consistency::sync>) {
+      std::copy(incoming_.begin(), incoming_.end(), pending_[worker].begin());
+      if (++arrived == workers_) {
+        // The average of one gradient per worker, summed in worker order.
+        for (std::size_t i = 0; i < mine.size; ++i) {
+          float sum = pending_[0][i];
+          for (std::size_t w = 1; w < workers_; ++w) sum += pending_[w][i];
+          incoming_[i] = sum / static_cast<float>(workers_);
+        }
+        optimizer.step(parameters, std::span<const float>(incoming_));
+        ++stats_.updates;
+        arrived = 0;
+        for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w);
+      }
+    } else {
+      optimizer.step(parameters, std::span<const float>(incoming_));
+      ++stats_.updates;
+      waiting_[worker] = true;
+      release_waiting(t, parameters);
+    }
+    stats_.server_busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy).count();
+  }
+  stats_.server_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+template <class Consistency>
+template <class Transport, class Model, class Optimizer>
+void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimizer&) {
+  if (worker_index(t)) {
+    for (std::size_t s = 0; s < servers_; ++s) t.send(std::span<const float>(), server_rank(s), push_tag);
+  }
+  std::span<float> parameters = model.parameters();
+  for (std::size_t s = 0; s < servers_; ++s) {
+    const collective::block b = shard(s);
+    collective::broadcast(t, parameters.subspan(b.offset, b.size), server_rank(s));
+  }
+}
+
+}  // namespace switchyard::strategy

@@ -1,0 +1,197 @@
+#include <switchyard/strategy/parameter_server.hpp>
+
+#include <switchyard/nn/mlp.hpp>
+#include <switchyard/optim/sgd.hpp>
+#include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/train/trainer.hpp>
+#include <switchyard/transport/inproc.hpp>
+
+#include "../nn/logistic_regression.hpp"
+#include "../train/fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sy = switchyard;
+namespace consistency = sy::strategy::consistency;
+
+static_assert(sy::train::strategy<sy::strategy::parameter_server<>, sy::nn::mlp<>, sy::optim::sgd<>,
+                                  sy::transport::inproc>);
+
+namespace {
+
+struct outcome {
+  std::vector<float> parameters;
+  sy::train::history history;
+  sy::strategy::ps_statistics statistics;
+  bool served = false;
+};
+
+struct straggler {
+  int rank = -1;
+  double factor = 1.0;
+};
+
+// Trains `Model` on the quadrant problem under `strategy` over `ranks` in-process ranks; the
+// straggler sleeps (factor - 1) times its compute time after each step.
+template <class Model = sy::nn::mlp<>, class Strategy>
+std::vector<outcome> train(int ranks, Strategy strategy, std::size_t batch, std::size_t epochs,
+                           straggler slow = {}, double lr = 0.05) {
+  const auto data = fixtures::quadrants(480, 7);
+  const auto test = fixtures::quadrants(200, 8);
+  return sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
+    Model model = [] {
+      if constexpr (std::is_same_v<Model, logistic_regression>) {
+        return logistic_regression{64, 4};
+      } else {
+        return sy::nn::mlp<>{11, {8, 8, 1}, 4};
+      }
+    }();
+    sy::optim::sgd optimizer{model.parameters().size(), lr};
+    sy::train::trainer_options options;
+    options.epochs = epochs;
+    options.batch_size = batch;
+    options.seed = 3;
+    sy::train::trainer trainer{model, optimizer, strategy, options};
+    if (slow.rank == t.rank()) {
+      trainer.on_step([&](const sy::train::step_record& s) {
+        std::this_thread::sleep_for(std::chrono::duration<double>((slow.factor - 1.0) * s.compute_seconds + 2e-4));
+      });
+    }
+    outcome result;
+    result.history = trainer.fit(t, data, *test);
+    result.parameters.assign(model.parameters().begin(), model.parameters().end());
+    if constexpr (requires { trainer.strategy().statistics(); }) result.statistics = trainer.strategy().statistics();
+    result.served = !trainer.strategy().worker_index(t).has_value();
+    return result;
+  });
+}
+
+double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("parameter_server.sync: equals all-reduce on the same data order (1x2 and 2x3)" * doctest::timeout(300)) {
+  for (const auto& [servers, workers] : {std::pair{1, 2}, std::pair{2, 3}}) {
+    CAPTURE(servers);
+    CAPTURE(workers);
+    const auto reference = train(workers, sy::strategy::all_reduce<>{}, 8, 2).front().parameters;
+    const auto runs = train(servers + workers, sy::strategy::parameter_server<consistency::sync>(servers), 8, 2);
+    for (const outcome& r : runs) CHECK(max_difference(r.parameters, reference) < 1e-5);
+  }
+}
+
+TEST_CASE("parameter_server.layouts: every rank ends with the servers' model (1x1, 1x3, 2x2, 3x4)" *
+          doctest::timeout(300)) {
+  for (const auto& [servers, workers] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 2}, std::pair{3, 4}}) {
+    CAPTURE(servers);
+    CAPTURE(workers);
+    const auto runs = train(servers + workers, sy::strategy::parameter_server<>(servers), 8, 3);
+    std::uint64_t updates = 0;
+    for (const outcome& r : runs) {
+      CHECK(r.parameters == runs.front().parameters);
+      CHECK(r.history.last().test_accuracy > 0.9);
+      if (r.served) updates += r.statistics.updates;
+    }
+    // Async: every push of every worker is one update on each server.
+    CHECK(updates == static_cast<std::uint64_t>(servers) * static_cast<std::uint64_t>(workers) * 3 *
+                         (480 / (8 * static_cast<std::size_t>(workers))));
+  }
+}
+
+TEST_CASE("parameter_server.bounded: with a slow worker no gradient is staler than K" * doctest::timeout(300)) {
+  for (std::size_t k : {0u, 2u}) {
+    CAPTURE(k);
+    const auto runs = train(4, sy::strategy::parameter_server(1, consistency::bounded{k}), 8, 2, {0, 4.0});
+    const outcome& server = runs.back();
+    REQUIRE(server.served);
+    CHECK(server.statistics.max_staleness() <= k);
+    if (k > 0) CHECK(server.statistics.max_staleness() == k);  // the slow worker makes the bound bite
+    std::uint64_t counted = 0;
+    for (std::uint64_t c : server.statistics.staleness) counted += c;
+    CHECK(counted == server.statistics.updates);
+  }
+}
+
+TEST_CASE("parameter_server.async: converges on a convex problem and on an mlp, staleness recorded" *
+          doctest::timeout(300)) {
+  const auto convex = train<logistic_regression>(4, sy::strategy::parameter_server<>(1), 8, 4, {0, 4.0}, 0.01);
+  CHECK(convex.front().history.last().test_accuracy > 0.95);
+  CHECK(convex.front().history.last().train_loss < convex.front().history.epochs.front().train_loss);
+  const auto mlp = train(4, sy::strategy::parameter_server<>(1), 8, 4, {0, 4.0});
+  CHECK(mlp.front().history.last().test_accuracy > 0.9);
+  // The fast workers run ahead of the slow one: async lets them.
+  CHECK(mlp.back().statistics.max_staleness() > 2);
+  CHECK(mlp.front().statistics.bytes_pushed > 0);
+  CHECK(mlp.front().statistics.worker_wait_seconds > 0);
+  CHECK(mlp.back().statistics.server_busy_seconds <= mlp.back().statistics.server_seconds);
+}
+
+TEST_CASE("parameter_server.errors: impossible layouts are refused on every rank before training") {
+  auto refuse = [](int ranks, std::size_t servers) {
+    const auto data = fixtures::quadrants(64, 1);
+    return sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) -> std::string {
+      sy::nn::mlp model{1, {8, 8, 1}, 4};
+      sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+      sy::train::trainer_options options;
+      options.batch_size = 4;
+      sy::train::trainer trainer{model, optimizer, sy::strategy::parameter_server<>(servers), options};
+      try {
+        trainer.fit(t, data, *data);
+      } catch (const sy::usage_error& e) {
+        return e.what();
+      }
+      return "no error";
+    });
+  };
+  for (const std::string& what : refuse(3, 3)) CHECK(what.find("3 servers among 3 ranks") != std::string::npos);
+  for (const std::string& what : refuse(2, 0)) CHECK(what.find("0 servers among 2 ranks") != std::string::npos);
+}
+
+TEST_CASE("parameter_server.errors: a model smaller than the server count is refused") {
+  sy::transport::run_inproc(3, [](sy::transport::inproc& t) {
+    struct tiny {
+      std::vector<float> p = std::vector<float>(1), g = std::vector<float>(1);
+      std::span<float> parameters() { return p; }
+      std::span<float> gradients() { return g; }
+    } model;
+    sy::optim::sgd optimizer{1, 0.1};
+    sy::strategy::parameter_server<> ps(2);
+    CHECK_THROWS_WITH_AS(ps.setup(t, model, optimizer), doctest::Contains("2 servers for a model of only 1"),
+                         sy::usage_error);
+  });
+}
+
+TEST_CASE("parameter_server.failure: a worker that throws mid-epoch ends every rank" * doctest::timeout(60)) {
+  const auto data = fixtures::quadrants(480, 7);
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(
+      sy::transport::run_inproc(4,
+                                [&](sy::transport::inproc& t) {
+                                  sy::nn::mlp model{1, {8, 8, 1}, 4};
+                                  sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+                                  sy::train::trainer_options options;
+                                  options.batch_size = 8;
+                                  options.epochs = 2;
+                                  sy::train::trainer trainer{model, optimizer, sy::strategy::parameter_server<>(1),
+                                                             options};
+                                  trainer.on_step([&](const sy::train::step_record& s) {
+                                    if (s.rank == 1 && s.epoch == 1 && s.step == 5) {
+                                      throw std::runtime_error("worker 1 failed at epoch 1 step 5");
+                                    }
+                                  });
+                                  trainer.fit(t, data, *data);
+                                }),
+      "worker 1 failed at epoch 1 step 5", std::runtime_error);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+}
