@@ -2,9 +2,9 @@
 // or over MPI when started by mpirun (the same binary).
 //
 //   build/examples/fashion_mnist --model mlp --ranks 4 --epochs 15 --summary run.json
+//   build/examples/fashion_mnist --strategy ps --servers 1 --consistency bounded:2 --ranks 4 --straggler 2:3.0
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
 #include <switchyard/data/fashion_mnist.hpp>
-#include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/cnn.hpp>
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/adam.hpp>
@@ -13,6 +13,7 @@
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/optim/warmup.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
@@ -25,6 +26,10 @@
 #include <fmt/os.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -38,6 +43,9 @@ namespace {
 struct config {
   std::string model = "mlp";
   std::string strategy = "allreduce";
+  std::size_t servers = 1;
+  std::string consistency = "async";
+  std::string straggler;
   std::string optimizer = "adam";
   int ranks = 2;
   std::size_t epochs = 15;
@@ -49,30 +57,102 @@ struct config {
   std::string data_dir;
   std::string log;
   std::string summary;
+  bool quiet = false;
 };
 
-// Adam or SGD (plain or with momentum) under a linear warm-up then a cosine decay to zero over the
-// whole run: the schedule every rank derives from the same steps, so replicas agree.
-template <class Transport, class Model>
-sy::train::history train_model(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data,
-                               std::size_t workers) {
-  const std::size_t steps = c.epochs * (data.train->size() / (workers * c.batch));
+// --straggler RANK:FACTOR: that worker sleeps (FACTOR - 1) times its own compute time each step.
+struct straggler {
+  int rank = -1;
+  double factor = 1.0;
+};
+
+straggler parse_straggler(const std::string& text) {
+  if (text.empty()) return {};
+  const auto colon = text.find(':');
+  straggler s;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument(text);
+    s.rank = std::stoi(text.substr(0, colon));
+    s.factor = std::stod(text.substr(colon + 1));
+  } catch (const std::logic_error&) {
+    throw sy::usage_error(fmt::format("--straggler takes RANK:FACTOR (for example 3:2.0), got '{}'", text));
+  }
+  if (s.rank < 0 || s.factor < 1.0) {
+    throw sy::usage_error(fmt::format("--straggler needs a rank >= 0 and a factor >= 1, got '{}'", text));
+  }
+  return s;
+}
+
+// What a run leaves for the summary: the epochs, and the parameter servers' measurements summed
+// over ranks (zero under all-reduce).
+struct run_result {
+  sy::train::history history;
+  double max_staleness = 0;
+  double mean_staleness = 0;
+  double server_busy_fraction = 0;
+  double worker_wait_seconds = 0;
+};
+
+template <class Transport, class Strategy>
+run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history) {
+  run_result result{std::move(history)};
+  if constexpr (requires { strategy.statistics(); }) {
+    const sy::strategy::ps_statistics& s = strategy.statistics();
+    double weighted = 0;
+    for (std::size_t k = 0; k < s.staleness.size(); ++k) weighted += static_cast<double>(k * s.staleness[k]);
+    std::array<double, 5> sums{weighted, static_cast<double>(s.updates), s.server_busy_seconds, s.server_seconds,
+                               s.worker_wait_seconds};
+    sy::collective::allreduce(t, sums, sy::ops::sum{});
+    std::array<double, 1> worst{static_cast<double>(s.max_staleness())};
+    sy::collective::allreduce(t, worst, sy::ops::max{});
+    result.max_staleness = worst[0];
+    result.mean_staleness = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+    result.server_busy_fraction = sums[3] > 0 ? sums[2] / sums[3] : 0.0;
+    result.worker_wait_seconds = sums[4];
+  }
+  return result;
+}
+
+// The optimizer sees one step per worker step under all-reduce and the synchronous parameter
+// server, and one per worker push under the others: the schedule spans that many.
+template <class Transport, class Model, class Strategy>
+run_result train_model(Transport& t, Model& model, Strategy strategy, const config& c,
+                       const sy::data::fashion_mnist& data) {
+  const std::size_t workers = strategy.worker_count(t);
+  std::size_t per_epoch = data.train->size() / (workers * c.batch);
+  if constexpr (requires { strategy.assigns_batches(); }) {
+    if (strategy.assigns_batches()) per_epoch = data.train->size() / c.batch;
+  }
+  const std::size_t steps = c.epochs * per_epoch;
   const std::size_t warm = std::min(c.warmup_steps, steps / 2);
   const sy::optim::warmup schedule{warm, sy::optim::cosine{c.lr, std::max<std::size_t>(1, steps - warm)}};
   const std::size_t size = model.parameters().size();
+  const straggler slow = parse_straggler(c.straggler);
+  if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= workers) {
+    throw sy::usage_error(fmt::format("--straggler names rank {}, but the workers are ranks 0 to {} ({} ranks{})",
+                                      slow.rank, workers - 1, t.size(),
+                                      workers < static_cast<std::size_t>(t.size()) ? ", the last ones serve" : ""));
+  }
 
   sy::train::trainer_options options;
   options.epochs = c.epochs;
   options.batch_size = c.batch;
   options.seed = c.seed;
-  options.progress = t.rank() == 0 ? &std::cout : nullptr;
+  options.blas_threads = c.blas_threads;
+  options.progress = t.rank() == 0 && !c.quiet ? &std::cout : nullptr;
   std::optional<sy::train::epoch_log> log;
   if (t.rank() == 0 && !c.log.empty()) log.emplace(c.log);
 
   auto fit = [&](auto& optimizer) {
-    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+    sy::train::trainer trainer{model, optimizer, strategy, options};
     if (log) trainer.on_epoch([&](const sy::train::epoch_record& e) { log->write(e); });
-    return trainer.fit(t, data.train, *data.test);
+    if (slow.rank == t.rank()) {
+      trainer.on_step([&](const sy::train::step_record& s) {
+        std::this_thread::sleep_for(std::chrono::duration<double>((slow.factor - 1.0) * s.compute_seconds));
+      });
+    }
+    sy::train::history history = trainer.fit(t, data.train, *data.test);
+    return summarize(t, trainer.strategy(), std::move(history));
   };
   if (c.optimizer == "adam") {
     sy::optim::adam optimizer{size, schedule};
@@ -86,31 +166,50 @@ sy::train::history train_model(Transport& t, Model& model, const config& c, cons
   return fit(optimizer);
 }
 
-template <class Transport>
-sy::train::history run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
-  const auto workers = static_cast<std::size_t>(t.size());
-  if (c.model == "cnn") {
-    sy::nn::cnn model{c.seed};
-    return train_model(t, model, c, data, workers);
+template <class Transport, class Model>
+run_result with_strategy(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data) {
+  namespace consistency = sy::strategy::consistency;
+  if (c.strategy == "allreduce") return train_model(t, model, sy::strategy::all_reduce<>{}, c, data);
+  if (c.consistency == "async") {
+    return train_model(t, model, sy::strategy::parameter_server<consistency::async>(c.servers), c, data);
   }
-  sy::nn::mlp model{c.seed};
-  return train_model(t, model, c, data, workers);
+  if (c.consistency == "sync") {
+    return train_model(t, model, sy::strategy::parameter_server<consistency::sync>(c.servers), c, data);
+  }
+  const std::size_t bound = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
+  return train_model(t, model, sy::strategy::parameter_server(c.servers, consistency::bounded{bound}), c, data);
 }
 
-void write_summary(const config& c, int ranks, const sy::train::history& h) {
+template <class Transport>
+run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
+  if (c.model == "cnn") {
+    sy::nn::cnn model{c.seed};
+    return with_strategy(t, model, c, data);
+  }
+  sy::nn::mlp model{c.seed};
+  return with_strategy(t, model, c, data);
+}
+
+void write_summary(const config& c, int ranks, const run_result& r) {
+  const sy::train::history& h = r.history;
   double train_seconds = 0;
   std::size_t samples = 0;
   for (const auto& e : h.epochs) {
     train_seconds += e.train_seconds;
     samples += e.samples;
   }
+  const std::string strategy = c.strategy == "ps" ? fmt::format("ps:{}", c.consistency) : c.strategy;
   auto out = fmt::output_file(c.summary);
   out.print(
-      "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"epochs\": {}, "
-      "\"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, \"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, "
-      "\"train_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}}}\n",
-      c.strategy, c.model, c.optimizer, ranks, h.epochs.size(), c.batch, h.last().test_accuracy,
-      h.last().test_loss, h.last().wall_seconds, train_seconds, train_seconds > 0 ? samples / train_seconds : 0.0);
+      "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"servers\": {}, "
+      "\"straggler\": \"{}\", \"epochs\": {}, \"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, "
+      "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
+      "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
+      "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}}}\n",
+      strategy, c.model, c.optimizer, ranks, c.strategy == "ps" ? c.servers : 0, c.straggler, h.epochs.size(), c.batch,
+      h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, train_seconds,
+      train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0.0, r.max_staleness, r.mean_staleness,
+      r.server_busy_fraction, r.worker_wait_seconds);
 }
 
 }  // namespace
@@ -123,8 +222,23 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--strategy", c.strategy, "Training strategy")
-      ->check(CLI::IsMember({"allreduce"}))
+      ->check(CLI::IsMember({"allreduce", "ps"}))
       ->capture_default_str();
+  app.add_option("--servers", c.servers, "Parameter-server ranks (the last ranks serve)")
+      ->check(CLI::Range(1, 255))
+      ->capture_default_str();
+  app.add_option("--consistency", c.consistency, "Parameter-server consistency: async, sync or bounded:K")
+      ->check([](const std::string& v) {
+        if (v == "async" || v == "sync") return std::string();
+        if (v.rfind("bounded:", 0) == 0 && v.size() > 8 &&
+            v.find_first_not_of("0123456789", 8) == std::string::npos) {
+          return std::string();
+        }
+        return "expected async, sync or bounded:K with K a whole number, got '" + v + "'";
+      })
+      ->capture_default_str();
+  app.add_option("--straggler", c.straggler,
+                 "RANK:FACTOR: that worker sleeps (FACTOR - 1) x its compute time after each step");
   app.add_option("--epochs", c.epochs, "Epochs")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
   app.add_option("--lr", c.lr, "Peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
@@ -139,6 +253,7 @@ int main(int argc, char** argv) {
   app.add_option("--data", c.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
   app.add_option("--log", c.log, "Per-epoch log: CSV if the name ends in .csv, else JSON lines");
   app.add_option("--summary", c.summary, "Write a JSON summary of the run here");
+  app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
   CLI11_PARSE(app, argc, argv);
 
 #if SWITCHYARD_HAS_MPI
@@ -149,9 +264,9 @@ int main(int argc, char** argv) {
   const bool under_mpi = false;
 #endif
   try {
-    sy::nn::set_blas_threads(c.blas_threads);
+    parse_straggler(c.straggler);
     const auto data = c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
-    sy::train::history history;
+    run_result result;
     int ranks = c.ranks;
     int rank = 0;
 #if SWITCHYARD_HAS_MPI
@@ -160,18 +275,22 @@ int main(int argc, char** argv) {
       ranks = t.size();
       rank = t.rank();
       if (rank == 0) fmt::print("{} on Fashion-MNIST, {} MPI ranks, {}\n", c.model, ranks, c.strategy);
-      history = run_rank(t, c, data);
+      result = run_rank(t, c, data);
     }
 #endif
     if (!under_mpi) {
       fmt::print("{} on Fashion-MNIST, {} in-process ranks, {}\n", c.model, ranks, c.strategy);
-      history = sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) { return run_rank(t, c, data); })
-                    .front();
+      result = sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) { return run_rank(t, c, data); })
+                   .front();
     }
     if (rank == 0) {
-      fmt::print("final test accuracy {:.2f}% after {:.1f} s\n", 100.0 * history.last().test_accuracy,
-                 history.last().wall_seconds);
-      if (!c.summary.empty()) write_summary(c, ranks, history);
+      fmt::print("final test accuracy {:.2f}% after {:.1f} s\n", 100.0 * result.history.last().test_accuracy,
+                 result.history.last().wall_seconds);
+      if (c.strategy == "ps") {
+        fmt::print("staleness: max {:.0f}, mean {:.2f} steps; server busy {:.0f}% of its time\n", result.max_staleness,
+                   result.mean_staleness, 100.0 * result.server_busy_fraction);
+      }
+      if (!c.summary.empty()) write_summary(c, ranks, result);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fashion_mnist: %s\n", e.what());

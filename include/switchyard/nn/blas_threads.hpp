@@ -18,7 +18,9 @@ namespace switchyard::nn {
 /// switchyard::nn::set_blas_threads(1);   // 4 in-process ranks on 4 cores: one thread each
 /// @endcode
 inline void set_blas_threads(int threads) {
-  if (threads < 1) detail::raise<usage_error>(detail::str("BLAS threads must be at least 1, got ", threads));
+  if (threads < 1) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str("BLAS threads must be at least 1, got ", threads));
+  }
   openblas_set_num_threads(threads);
 }
 

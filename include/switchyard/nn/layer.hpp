@@ -46,8 +46,8 @@ struct feature_shape {
 /// @endcode
 /// `forward` may keep `x` for `backward` (the caller keeps it alive until then); `y` stays valid
 /// until the next `forward`. `backward` takes dLoss/dy for the last forward, OVERWRITES `grads`
-/// with dLoss/dparams, and returns dLoss/dx, or an empty span when `propagate` is false (the
-/// first layer skips that work). Buffers are sized for the largest batch seen, so a fixed batch
+/// with dLoss/dparams, and returns dLoss/dx, or an empty span when `propagate` is false (layers
+/// with no parameters before them skip that work). Buffers are sized for the largest batch seen, so a fixed batch
 /// size allocates nothing after the first call. `bind` is called again when the model is copied.
 template <class L>
 concept layer = requires { typename L::value_type; } &&

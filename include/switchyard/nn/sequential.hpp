@@ -192,10 +192,11 @@ class sequential {
     return x;
   }
 
-  /// Runs the layers backward, last first; the first layer skips its input gradient.
+  /// Runs the layers backward, last first. A layer with no parameters before it (the first, or the
+  /// first after parameter-free layers such as flatten) skips its input gradient: nobody reads it.
   template <std::size_t... I>
   void backward(std::span<const value_type> dy, std::size_t n, std::index_sequence<I...>) {
-    ((dy = std::get<layer_count - 1 - I>(layers_).backward(dy, n, layer_count - 1 - I != 0)), ...);
+    ((dy = std::get<layer_count - 1 - I>(layers_).backward(dy, n, offsets_[layer_count - 1 - I] != 0)), ...);
   }
 
   feature_shape input_;

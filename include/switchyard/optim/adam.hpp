@@ -42,6 +42,11 @@ class adam : public detail::optimizer_base<T, Schedule, 2> {
     }
   }
 
+  // GCC keeps std::sqrt scalar for its errno path; v is never negative, so without errno the
+  // update loop vectorizes (about 4x faster at 235k parameters).
+#if defined(__GNUC__) && !defined(__clang__)
+  [[gnu::optimize("no-math-errno")]]
+#endif
   void step(std::span<T> params, std::span<const T> grads) {
     const double rate = this->begin_step(params, grads, "optim::adam");
     const auto t = static_cast<double>(this->state_.step);

@@ -48,7 +48,7 @@ class all_reduce {
     auto gradients = model.gradients();
     collective::allreduce(t, gradients, ops::average{}, Algorithm{});
     optimizer.step(model.parameters(), gradients);
-    return {t.size() > 1 ? gradients.size_bytes() : 0};
+    return {t.size() > 1 ? gradients.size_bytes() : 0, std::nullopt};
   }
 
   template <class Transport, class Model, class Optimizer>

@@ -109,6 +109,15 @@ class parameter_server {
   template <class Transport, class Model, class Optimizer>
   void setup(Transport& t, Model& model, Optimizer& optimizer);
 
+  /// Asynchronous and bounded servers hand out the epoch's batches first come, first served
+  /// (server 0 decides), so a fast worker trains more of them than a slow one; synchronous
+  /// servers need one gradient per worker per step, so workers keep their static shards.
+  [[nodiscard]] bool assigns_batches() const noexcept { return !std::is_same_v<Consistency, consistency::sync>; }
+
+  /// Before each epoch of `batches` batches: servers start the epoch's clocks and assignments.
+  template <class Transport>
+  void begin_epoch(Transport& t, std::size_t batches);
+
   template <class Transport, class Model, class Optimizer>
   train::step_outcome step(Transport& t, Model& model, Optimizer& optimizer);
 
@@ -128,6 +137,7 @@ class parameter_server {
   // the same tag so it cannot overtake its last push) and pulls.
   static constexpr int push_tag = 31000;
   static constexpr int pull_tag = 31001;
+  static constexpr int assign_tag = 31002;
   static constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
 
   [[nodiscard]] std::size_t allowed_lead() const noexcept {
@@ -141,7 +151,14 @@ class parameter_server {
   }
   [[nodiscard]] collective::block shard(std::size_t s) const { return collective::block_of(arena_, servers_, s); }
   [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(workers_ + s); }
-  [[nodiscard]] std::uint64_t slowest() const { return *std::min_element(completed_.begin(), completed_.end()); }
+  // The clock of the slowest worker still training this epoch.
+  [[nodiscard]] std::uint64_t slowest() const {
+    std::uint64_t floor = std::numeric_limits<std::uint64_t>::max();
+    for (std::size_t w = 0; w < workers_; ++w) {
+      if (active_[w]) floor = std::min(floor, completed_[w]);
+    }
+    return floor;
+  }
 
   template <class Transport, class Span>
   void reply(Transport& t, Span shard_parameters, std::size_t worker);
@@ -154,7 +171,11 @@ class parameter_server {
   std::size_t arena_ = 0;
   ps_statistics stats_;
   // Server state, sized once in setup.
-  std::vector<std::uint64_t> completed_;  // pushes applied per worker
+  std::size_t batches_ = 0;               // in this epoch
+  std::size_t next_batch_ = 0;            // server 0: the next batch to hand out
+  std::int64_t assignment_ = -1;          // worker: the batch server 0 handed out with its reply
+  std::vector<std::uint64_t> completed_;  // pushes applied per worker this epoch
+  std::vector<bool> active_;              // workers that have not finished this epoch
   std::vector<bool> waiting_;             // workers whose reply is held back
   std::vector<float> incoming_;           // one push
   std::vector<std::vector<float>> pending_;  // sync: this step's gradient of each worker
@@ -200,6 +221,7 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
   completed_.assign(workers_, 0);
+  active_.assign(workers_, true);
   waiting_.assign(workers_, false);
   incoming_.assign(mine.size, 0.0f);
   if constexpr (std::is_same_v<Consistency, consistency::sync>) {
@@ -208,14 +230,31 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
 }
 
 template <class Consistency>
+template <class Transport>
+void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batches) {
+  batches_ = batches;
+  if (worker_index(t)) return;
+  std::fill(completed_.begin(), completed_.end(), 0);
+  for (std::size_t w = 0; w < workers_; ++w) active_[w] = w < batches;
+  // Worker w starts the epoch with batch w; the rest are handed out with the replies.
+  next_batch_ = std::min(workers_, batches);
+}
+
+template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 train::step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer&) {
   using request = decltype(t.isend(std::span<const float>(), 0, 0));
   std::vector<request>& requests = detail::step_requests<request>();
+  // Pending requests must not outlive a step that throws: they would reach the thread's exit.
+  struct clear_on_exit {
+    std::vector<request>& pending;
+    ~clear_on_exit() { pending.clear(); }
+  } guard{requests};
   const auto started = std::chrono::steady_clock::now();
   std::span<float> parameters = model.parameters();
   std::span<const float> gradients = model.gradients();
   // Post every pull before any push, so a server's reply always finds its receive waiting.
+  if (assigns_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
   for (std::size_t s = 0; s < servers_; ++s) {
     const collective::block b = shard(s);
     requests.push_back(t.irecv(parameters.subspan(b.offset, b.size), server_rank(s), pull_tag));
@@ -225,17 +264,22 @@ train::step_outcome parameter_server<Consistency>::step(Transport& t, Model& mod
     requests.push_back(t.isend(gradients.subspan(b.offset, b.size), server_rank(s), push_tag));
   }
   for (request& r : requests) r.wait();
-  requests.clear();
   stats_.worker_wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   stats_.bytes_pushed += gradients.size_bytes();
   stats_.bytes_pulled += parameters.size_bytes();
-  return {gradients.size_bytes()};
+  train::step_outcome outcome{gradients.size_bytes(), std::nullopt};
+  if (assigns_batches() && assignment_ >= 0) outcome.next_batch = static_cast<std::size_t>(assignment_);
+  return outcome;
 }
 
 template <class Consistency>
 template <class Transport, class Span>
 void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
   t.send(std::span<const float>(shard_parameters), static_cast<int>(worker), pull_tag);
+  if (assigns_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
+    const std::int64_t assignment = next_batch_ < batches_ ? static_cast<std::int64_t>(next_batch_++) : -1;
+    t.send(std::span<const std::int64_t>(&assignment, 1), static_cast<int>(worker), assign_tag);
+  }
 }
 
 template <class Consistency>
@@ -266,7 +310,10 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
           "parameter_server on rank ", t.rank(), ": a push from rank ", pushed.source, ", which is not a worker"));
     }
     if (pushed.count == 0) {
+      // A worker done with the epoch no longer holds the others back.
       ++finished;
+      active_[worker] = false;
+      if constexpr (!std::is_same_v<Consistency, consistency::sync>) release_waiting(t, parameters);
       continue;
     }
     if (pushed.count != mine.size) {

@@ -15,6 +15,9 @@ struct step_outcome {
   /// Payload bytes this rank sent for the step (the logical message sizes, not counting what an
   /// algorithm forwards on behalf of others).
   std::size_t bytes_sent = 0;
+  /// The batch this worker trains next, for strategies that hand batches out (`assigns_batches()`
+  /// true); empty when the epoch has no more batches for it.
+  std::optional<std::size_t> next_batch;
 };
 
 /// @brief A Strategy for models `M`, optimizers `O` and transports `T`.
@@ -34,8 +37,13 @@ struct step_outcome {
 /// Every rank of `t` calls `setup`, `finish` and (on workers) `step` in the same order; a step
 /// may be a collective over the workers. Strategies are plain values: one per rank.
 ///
-/// Two members are optional, and the trainer calls them when present:
+/// These members are optional, and the trainer calls them when present:
 /// @code
+/// bool a = s.assigns_batches();  // true: after a worker's first batch (batch w of the epoch's
+///                                // sequence), step() says which batch it trains next, so fast
+///                                // workers take more batches (an asynchronous parameter server);
+///                                // false or absent: worker w trains batches w, w + W, w + 2W, ...
+/// s.begin_epoch(t, batches);     // before each epoch: the number of batches it holds
 /// s.serve(t, m, o);       // on ranks without a worker index, during each epoch: returns when
 ///                         // the workers have finished the epoch (a parameter server's loop)
 /// s.end_epoch(t, m, o);   // collective, after each epoch's steps and before its evaluation:

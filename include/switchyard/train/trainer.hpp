@@ -10,6 +10,7 @@
 #include <switchyard/data/batch_loader.hpp>
 #include <switchyard/data/dataset.hpp>
 #include <switchyard/data/shard_plan.hpp>
+#include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/evaluation.hpp>
 #include <switchyard/nn/model.hpp>
 #include <switchyard/optim/optimizer.hpp>
@@ -40,6 +41,10 @@ struct trainer_options {
   std::uint64_t seed = 1;       ///< the data order (shuffled anew each epoch from it)
   std::size_t eval_batch_size = 0;  ///< 0: the training batch size (models size buffers by batch)
   std::ostream* progress = nullptr;  ///< where rank 0 prints a line per epoch; nullptr: silent
+  /// OpenBLAS threads per process, set when training starts; 0 leaves the setting alone. One by
+  /// default: in-process ranks are threads and MPI runs a process per core, so more would
+  /// oversubscribe the cores unless asked for.
+  int blas_threads = 1;
 };
 
 /// @brief Trains `Model` with `Optimizer` under `Strategy`, over any transport given to `fit`.
@@ -116,24 +121,41 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
                                            options_.batch_size, " need more than the ", train->size(),
                                            " training examples"));
   }
+  // Ranks of one process all want the same value: the first one sets it.
+  if (options_.blas_threads > 0 && nn::blas_threads() != options_.blas_threads) nn::set_blas_threads(options_.blas_threads);
   strategy_.setup(t, model_, optimizer_);
   data::batch_loader loader(train, options_.batch_size);
   history result;
   const auto started = clock::now();
   for (std::size_t epoch = 1; epoch <= options_.epochs; ++epoch) {
-    const data::shard_plan plan(train->size(), workers, options_.batch_size, options_.seed, epoch);
+    // The epoch's batches in order, as one sequence: worker w's step s is batch s * W + w, or,
+    // under a strategy that hands out batches, whichever batch it assigns next.
+    const data::shard_plan plan(train->size(), 1, options_.batch_size, options_.seed, epoch);
+    const std::size_t per_worker = plan.steps() / workers;
+    bool assigned = false;
+    if constexpr (requires { strategy_.assigns_batches(); }) assigned = strategy_.assigns_batches();
+    const std::size_t batches = assigned ? plan.steps() : per_worker * workers;
+    if constexpr (requires { strategy_.begin_epoch(t, batches); }) strategy_.begin_epoch(t, batches);
     const auto epoch_started = clock::now();
     double loss_sum = 0.0;
     std::uint64_t bytes = 0;
     std::size_t steps = 0;
     if (worker) {
-      for (std::size_t s = 0; s < plan.steps(); ++s) {
-        const data::batch_view batch = loader.gather(plan.batch(*worker, s));
+      std::optional<std::size_t> next;
+      if (*worker < batches) next = *worker;
+      for (std::size_t s = 0; next; ++s) {
+        const data::batch_view batch = loader.gather(plan.batch(0, *next));
         const auto before = clock::now();
         const double loss = model_.forward_backward(batch);
         const auto computed = clock::now();
         const step_outcome outcome = strategy_.step(t, model_, optimizer_);
         const auto stepped = clock::now();
+        next.reset();
+        if (assigned) {
+          next = outcome.next_batch;
+        } else if (s + 1 < per_worker) {
+          next = (s + 1) * workers + *worker;
+        }
         loss_sum += loss;
         bytes += outcome.bytes_sent;
         ++steps;

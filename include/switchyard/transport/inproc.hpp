@@ -713,6 +713,13 @@ void fold_block(const std::vector<window_slot>& window, std::size_t offset, std:
 
 template <arithmetic T, class Op>
 void inproc::native_allreduce(std::span<T> data, Op op) {
+  if (size() == 1) {
+    check_usable("allreduce");
+    if constexpr (finalized_reduction<Op, T>) {
+      for (T& v : data) v = Op::finalize(v, 1);
+    }
+    return;
+  }
   auto* bytes = reinterpret_cast<std::byte*>(data.data());
   publish_and_check<T>("allreduce", bytes, bytes, data.size(), 0);
   detail::inproc_group& g = *group_;
