@@ -25,8 +25,8 @@ namespace switchyard::strategy {
 /// @brief How far workers may drift apart under a parameter server.
 namespace consistency {
 
-/// @brief No waiting: the server applies each gradient as it arrives and replies at once
-/// (TensorFlow's ParameterServerStrategy, ps-lite).
+/// @brief No waiting: the server replies at once with the current shard, then applies the
+/// gradient (TensorFlow's ParameterServerStrategy, ps-lite).
 struct async {};
 
 /// @brief Stale-synchronous: a worker may start step c + 1 only when the slowest worker has
@@ -340,10 +340,12 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
         for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w);
       }
     } else {
-      optimizer.step(parameters, std::span<const float>(incoming_));
-      ++stats_.updates;
+      // Answer first, then apply: the worker's pull does not wait for the optimizer, and its next
+      // gradient is at most one update staler than it would be otherwise.
       waiting_[worker] = true;
       release_waiting(t, parameters);
+      optimizer.step(parameters, std::span<const float>(incoming_));
+      ++stats_.updates;
     }
     stats_.server_busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy).count();
   }
