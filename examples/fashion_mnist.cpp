@@ -14,9 +14,14 @@
 #include <switchyard/optim/warmup.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
+#include <switchyard/trigger/after_epochs.hpp>
+#include <switchyard/trigger/after_seconds.hpp>
+#include <switchyard/trigger/after_steps.hpp>
+#include <switchyard/trigger/loss_plateau.hpp>
 #if SWITCHYARD_HAS_MPI
 #include <switchyard/transport/mpi.hpp>
 #endif
@@ -32,6 +37,7 @@
 #include <thread>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -42,12 +48,15 @@ namespace {
 
 struct config {
   std::string model = "mlp";
-  std::string strategy = "allreduce";
+  std::string strategy = "switch";
   std::size_t servers = 1;
   std::string consistency = "async";
   std::string straggler;
+  std::string first = "ps";
+  std::string second = "allreduce";
+  std::string trigger = "epochs:3";
   std::string optimizer = "adam";
-  int ranks = 2;
+  int ranks = 4;
   std::size_t epochs = 15;
   std::size_t batch = 64;
   double lr = 1e-3;
@@ -93,11 +102,25 @@ struct run_result {
   double worker_wait_seconds = 0;
 };
 
+// The parameter server's measurements, found in a switch's stages too.
+template <class Strategy>
+const sy::strategy::ps_statistics* ps_statistics_of(const Strategy& strategy) {
+  if constexpr (requires { strategy.statistics(); }) {
+    return &strategy.statistics();
+  } else if constexpr (requires { strategy.first(); strategy.second(); }) {
+    const sy::strategy::ps_statistics* found = ps_statistics_of(strategy.first());
+    return found != nullptr ? found : ps_statistics_of(strategy.second());
+  } else {
+    return nullptr;
+  }
+}
+
 template <class Transport, class Strategy>
 run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history) {
   run_result result{std::move(history)};
-  if constexpr (requires { strategy.statistics(); }) {
-    const sy::strategy::ps_statistics& s = strategy.statistics();
+  // The same strategy type on every rank: all or none take part in these collectives.
+  if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
+    const sy::strategy::ps_statistics& s = *found;
     double weighted = 0;
     for (std::size_t k = 0; k < s.staleness.size(); ++k) weighted += static_cast<double>(k * s.staleness[k]);
     std::array<double, 5> sums{weighted, static_cast<double>(s.updates), s.server_busy_seconds, s.server_seconds,
@@ -113,25 +136,78 @@ run_result summarize(Transport& t, const Strategy& strategy, sy::train::history 
   return result;
 }
 
-// The optimizer sees one step per worker step under all-reduce and the synchronous parameter
-// server, and one per worker push under the others: the schedule spans that many.
+// --trigger epochs:N | steps:N | seconds:S | plateau:EPSILON[:WINDOW]. The command line picks the
+// trigger at run time, so the example wraps it in a trigger type of its own: the Trigger concept
+// asks for nothing but fire(record).
+struct chosen_trigger {
+  std::function<bool(const sy::train::epoch_record&)> decide;
+  bool fire(const sy::train::epoch_record& record) { return decide(record); }
+};
+
+template <class Trigger>
+chosen_trigger choose(Trigger trigger) {
+  return {[trigger](const sy::train::epoch_record& record) mutable { return static_cast<bool>(trigger.fire(record)); }};
+}
+
+chosen_trigger parse_trigger(const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  const std::string value = colon == std::string::npos ? "" : text.substr(colon + 1);
+  try {
+    if (kind == "epochs") return choose(sy::trigger::after_epochs{std::stoul(value)});
+    if (kind == "steps") return choose(sy::trigger::after_steps{std::stoul(value)});
+    if (kind == "seconds") return choose(sy::trigger::after_seconds{std::stod(value)});
+    if (kind == "plateau") {
+      const auto second_colon = value.find(':');
+      sy::trigger::loss_plateau plateau{std::stod(value.substr(0, second_colon))};
+      if (second_colon != std::string::npos) plateau.window = std::stoul(value.substr(second_colon + 1));
+      return choose(plateau);
+    }
+  } catch (const std::logic_error&) {
+  }
+  throw sy::usage_error(fmt::format(
+      "--trigger takes epochs:N, steps:N, seconds:S or plateau:EPSILON[:WINDOW], got '{}'", text));
+}
+
+// Optimizer steps per epoch: one per worker step under all-reduce and the synchronous parameter
+// server, one per push (W times as many) under the others.
+template <class Strategy, class Transport>
+std::size_t updates_per_epoch(const Strategy& strategy, const Transport& t, std::size_t examples, std::size_t batch) {
+  if constexpr (requires { strategy.assigns_batches(); }) {
+    if (strategy.assigns_batches()) return examples / batch;
+  }
+  return examples / (strategy.worker_count(t) * batch);
+}
+
+// The cosine schedule spans the run's optimizer steps; with a switch, the first stage's epochs
+// are taken from an epochs:N trigger, else assumed to be half the run.
+template <class Strategy, class Transport>
+std::size_t schedule_steps(const Strategy& strategy, const Transport& t, const config& c, std::size_t examples) {
+  if constexpr (requires { strategy.first(); strategy.second(); }) {
+    std::size_t first_epochs = c.epochs / 2;
+    if (c.trigger.rfind("epochs:", 0) == 0) first_epochs = std::min(c.epochs, std::stoul(c.trigger.substr(7)));
+    return first_epochs * updates_per_epoch(strategy.first(), t, examples, c.batch) +
+           (c.epochs - first_epochs) * updates_per_epoch(strategy.second(), t, examples, c.batch);
+  } else {
+    return c.epochs * updates_per_epoch(strategy, t, examples, c.batch);
+  }
+}
+
 template <class Transport, class Model, class Strategy>
 run_result train_model(Transport& t, Model& model, Strategy strategy, const config& c,
                        const sy::data::fashion_mnist& data) {
-  const std::size_t workers = strategy.worker_count(t);
-  std::size_t per_epoch = data.train->size() / (workers * c.batch);
-  if constexpr (requires { strategy.assigns_batches(); }) {
-    if (strategy.assigns_batches()) per_epoch = data.train->size() / c.batch;
-  }
-  const std::size_t steps = c.epochs * per_epoch;
+  const std::size_t steps = schedule_steps(strategy, t, c, data.train->size());
   const std::size_t warm = std::min(c.warmup_steps, steps / 2);
   const sy::optim::warmup schedule{warm, sy::optim::cosine{c.lr, std::max<std::size_t>(1, steps - warm)}};
   const std::size_t size = model.parameters().size();
   const straggler slow = parse_straggler(c.straggler);
-  if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= workers) {
+  // The straggler must work in every stage: under a parameter server the last ranks serve.
+  const auto ranks = static_cast<std::size_t>(t.size());
+  const std::size_t working = c.strategy == "allreduce" ? ranks : ranks - std::min(c.servers, ranks);
+  if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= working) {
     throw sy::usage_error(fmt::format("--straggler names rank {}, but the workers are ranks 0 to {} ({} ranks{})",
-                                      slow.rank, workers - 1, t.size(),
-                                      workers < static_cast<std::size_t>(t.size()) ? ", the last ones serve" : ""));
+                                      slow.rank, working == 0 ? 0 : working - 1, ranks,
+                                      working < ranks ? ", the last ones serve" : ""));
   }
 
   sy::train::trainer_options options;
@@ -166,18 +242,26 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
   return fit(optimizer);
 }
 
+// Calls `use` with the parameter server that --servers and --consistency describe.
+template <class Use>
+auto with_parameter_server(const config& c, Use use) {
+  namespace consistency = sy::strategy::consistency;
+  if (c.consistency == "async") return use(sy::strategy::parameter_server<consistency::async>(c.servers));
+  if (c.consistency == "sync") return use(sy::strategy::parameter_server<consistency::sync>(c.servers));
+  const std::size_t bound = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
+  return use(sy::strategy::parameter_server(c.servers, consistency::bounded{bound}));
+}
+
 template <class Transport, class Model>
 run_result with_strategy(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data) {
-  namespace consistency = sy::strategy::consistency;
-  if (c.strategy == "allreduce") return train_model(t, model, sy::strategy::all_reduce<>{}, c, data);
-  if (c.consistency == "async") {
-    return train_model(t, model, sy::strategy::parameter_server<consistency::async>(c.servers), c, data);
-  }
-  if (c.consistency == "sync") {
-    return train_model(t, model, sy::strategy::parameter_server<consistency::sync>(c.servers), c, data);
-  }
-  const std::size_t bound = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
-  return train_model(t, model, sy::strategy::parameter_server(c.servers, consistency::bounded{bound}), c, data);
+  const sy::strategy::all_reduce<> all_reduce;
+  if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data);
+  if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data); });
+  const chosen_trigger trigger = parse_trigger(c.trigger);
+  return with_parameter_server(c, [&](auto ps) {
+    if (c.first == "ps") return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger}, c, data);
+    return train_model(t, model, sy::strategy::switch_to{all_reduce, ps, trigger}, c, data);
+  });
 }
 
 template <class Transport>
@@ -198,7 +282,9 @@ void write_summary(const config& c, int ranks, const run_result& r) {
     train_seconds += e.train_seconds;
     samples += e.samples;
   }
-  const std::string strategy = c.strategy == "ps" ? fmt::format("ps:{}", c.consistency) : c.strategy;
+  std::string strategy = c.strategy;
+  if (c.strategy == "ps") strategy = fmt::format("ps:{}", c.consistency);
+  if (c.strategy == "switch") strategy = fmt::format("{}>{}", c.first, c.second);
   auto out = fmt::output_file(c.summary);
   out.print(
       "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"servers\": {}, "
@@ -206,7 +292,7 @@ void write_summary(const config& c, int ranks, const run_result& r) {
       "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
       "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}}}\n",
-      strategy, c.model, c.optimizer, ranks, c.strategy == "ps" ? c.servers : 0, c.straggler, h.epochs.size(), c.batch,
+      strategy, c.model, c.optimizer, ranks, c.strategy == "allreduce" ? 0 : c.servers, c.straggler, h.epochs.size(), c.batch,
       h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, train_seconds,
       train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0.0, r.max_staleness, r.mean_staleness,
       r.server_busy_fraction, r.worker_wait_seconds);
@@ -222,7 +308,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--strategy", c.strategy, "Training strategy")
-      ->check(CLI::IsMember({"allreduce", "ps"}))
+      ->check(CLI::IsMember({"allreduce", "ps", "switch"}))
+      ->capture_default_str();
+  app.add_option("--first", c.first, "With --strategy switch: the first stage")
+      ->check(CLI::IsMember({"ps", "allreduce"}))
+      ->capture_default_str();
+  app.add_option("--second", c.second, "With --strategy switch: the second stage (the other one)")
+      ->check(CLI::IsMember({"ps", "allreduce"}))
+      ->capture_default_str();
+  app.add_option("--trigger", c.trigger,
+                 "With --strategy switch: when to switch: epochs:N, steps:N, seconds:S or plateau:EPSILON[:WINDOW]")
       ->capture_default_str();
   app.add_option("--servers", c.servers, "Parameter-server ranks (the last ranks serve)")
       ->check(CLI::Range(1, 255))
@@ -265,6 +360,12 @@ int main(int argc, char** argv) {
 #endif
   try {
     parse_straggler(c.straggler);
+    if (c.strategy == "switch") {
+      parse_trigger(c.trigger);
+      if (c.first == c.second) {
+        throw sy::usage_error(fmt::format("--first and --second are both '{}': a switch needs two strategies", c.first));
+      }
+    }
     const auto data = c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
     run_result result;
     int ranks = c.ranks;
@@ -286,7 +387,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       fmt::print("final test accuracy {:.2f}% after {:.1f} s\n", 100.0 * result.history.last().test_accuracy,
                  result.history.last().wall_seconds);
-      if (c.strategy == "ps") {
+      if (c.strategy != "allreduce") {
         fmt::print("staleness: max {:.0f}, mean {:.2f} steps; server busy {:.0f}% of its time\n", result.max_staleness,
                    result.mean_staleness, 100.0 * result.server_busy_fraction);
       }

@@ -17,6 +17,12 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/transport/inproc.hpp>
+#include <switchyard/trigger/after_epochs.hpp>
+#include <switchyard/trigger/after_seconds.hpp>
+#include <switchyard/trigger/after_steps.hpp>
+#include <switchyard/trigger/combinators.hpp>
+#include <switchyard/trigger/loss_plateau.hpp>
+#include <switchyard/trigger/trigger.hpp>
 #include <switchyard/transport/transport.hpp>
 #include <switchyard/optim/adam.hpp>
 #include <switchyard/optim/constant.hpp>
@@ -30,6 +36,7 @@
 #include <switchyard/optim/warmup.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/train/strategy.hpp>

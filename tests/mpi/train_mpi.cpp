@@ -2,6 +2,8 @@
 // of one in-process rank trained on batches of W * B, and all processes agree to the last bit.
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/switch_to.hpp>
+#include <switchyard/trigger/after_epochs.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/transport/mpi.hpp>
@@ -85,4 +87,30 @@ TEST_CASE("mpi.train.parameter_server.async_and_bounded: every process ends with
     sy::collective::allgather(t, mine, all);
     for (std::uint64_t h : all) CHECK(h == all[0]);
   }
+}
+
+TEST_CASE("mpi.train.switch: both orders switch after the same epoch with identical parameters everywhere") {
+  sy::transport::mpi t;
+  if (t.size() < 2) return;
+  const auto data = fixtures::quadrants(480, 7);
+  auto check = [&](auto prototype, const char* second) {
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = 3;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, prototype, options};
+    const sy::train::history h = trainer.fit(t, data, *data);
+    CHECK(trainer.strategy().switched_after_epoch() == 1u);
+    CHECK(h.last().stage == second);
+    std::vector<std::uint64_t> mine{
+        scenarios::bit_hash(std::vector<float>(model.parameters().begin(), model.parameters().end()))};
+    std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
+    sy::collective::allgather(t, mine, all);
+    for (std::uint64_t hash : all) CHECK(hash == all[0]);
+  };
+  using ps = sy::strategy::parameter_server<>;
+  using ar = sy::strategy::all_reduce<>;
+  check(sy::strategy::switch_to{ps{1}, ar{}, sy::trigger::after_epochs{1}}, "allreduce");
+  check(sy::strategy::switch_to{ar{}, ps{1}, sy::trigger::after_epochs{1}}, "ps");
 }

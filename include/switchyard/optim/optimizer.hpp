@@ -63,8 +63,18 @@ class optimizer_base {
     state_ = std::move(state);
   }
 
-  /// The learning rate the next step will use.
-  [[nodiscard]] double learning_rate() const { return schedule_.lr(state_.step); }
+  /// The learning rate the next step will use: the schedule's, times the scale.
+  [[nodiscard]] double learning_rate() const { return schedule_.lr(state_.step) * learning_rate_scale_; }
+  /// Multiplies every later learning rate by `factor` (on top of earlier scalings): a strategy
+  /// switch rescales the rate for the new effective batch this way.
+  void scale_learning_rate(double factor) {
+    if (!(factor > 0.0)) {
+      switchyard::detail::raise<usage_error>(
+          switchyard::detail::str("optim: the learning-rate scale must be > 0, got ", factor));
+    }
+    learning_rate_scale_ *= factor;
+  }
+  [[nodiscard]] double learning_rate_scale() const noexcept { return learning_rate_scale_; }
   [[nodiscard]] const Schedule& schedule() const noexcept { return schedule_; }
   /// Number of parameters the state covers.
   [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(state_.size); }
@@ -81,13 +91,14 @@ class optimizer_base {
           who, "::step: ", params.size(), " parameters and ", grads.size(),
           " gradients for a state of ", state_.size));
     }
-    const double rate = schedule_.lr(state_.step);
+    const double rate = schedule_.lr(state_.step) * learning_rate_scale_;
     ++state_.step;
     return static_cast<T>(rate);
   }
 
   Schedule schedule_;
   optimizer_state<T> state_;
+  double learning_rate_scale_ = 1.0;
 };
 
 }  // namespace detail

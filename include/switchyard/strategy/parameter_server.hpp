@@ -6,10 +6,12 @@
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/collective/partition.hpp>
 #include <switchyard/core/error.hpp>
+#include <switchyard/optim/optimizer_state.hpp>
 #include <switchyard/train/strategy.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -129,8 +131,16 @@ class parameter_server {
   template <class Transport, class Model, class Optimizer>
   void end_epoch(Transport& t, Model& model, Optimizer& optimizer);
 
+  /// Collective: every rank's optimizer gets the whole optimizer state, assembled from the
+  /// servers' shards (the parameters are on every rank since the last `end_epoch`). What a
+  /// strategy switch hands to the next stage, and what `finish` leaves behind.
   template <class Transport, class Model, class Optimizer>
-  void finish(Transport&, Model&, Optimizer&) {}
+  void hand_over(Transport& t, Model& model, Optimizer& optimizer);
+
+  template <class Transport, class Model, class Optimizer>
+  void finish(Transport& t, Model& model, Optimizer& optimizer) {
+    hand_over(t, model, optimizer);
+  }
 
  private:
   // Tags below the collectives' reserved range: pushes (and a worker's empty "done" message, on
@@ -350,6 +360,30 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
     stats_.server_busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy).count();
   }
   stats_.server_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+template <class Consistency>
+template <class Transport, class Model, class Optimizer>
+void parameter_server<Consistency>::hand_over(Transport& t, Model&, Optimizer& optimizer) {
+  using value = typename Optimizer::value_type;
+  const optim::optimizer_state<value> own = optimizer.export_state();
+  const bool serving = !worker_index(t).has_value();
+  const std::size_t mine = serving ? static_cast<std::size_t>(t.rank()) - workers_ : servers_;
+  std::vector<optim::optimizer_state<value>> shards(servers_);
+  for (std::size_t s = 0; s < servers_; ++s) {
+    const collective::block b = shard(s);
+    optim::optimizer_state<value>& piece = shards[s];
+    piece.size = b.size;
+    piece.slots.assign(own.slots.size(), std::vector<value>(b.size));
+    std::array<std::uint64_t, 1> step{s == mine ? own.step : 0};
+    collective::broadcast(t, step, server_rank(s));
+    piece.step = step[0];
+    for (std::size_t k = 0; k < piece.slots.size(); ++k) {
+      if (s == mine) piece.slots[k] = own.slots[k];
+      collective::broadcast(t, piece.slots[k], server_rank(s));
+    }
+  }
+  optimizer.import_state(optim::optimizer_state<value>::assemble(shards));
 }
 
 template <class Consistency>

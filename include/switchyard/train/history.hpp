@@ -30,6 +30,7 @@ struct epoch_record {
   double test_accuracy = 0.0;  ///< fraction in [0, 1]
   double wall_seconds = 0.0;   ///< since training started, at the end of this epoch's evaluation
   double train_seconds = 0.0;  ///< this epoch's training steps, slowest rank
+  std::size_t steps = 0;       ///< worker steps, all workers together, this epoch
   std::size_t samples = 0;     ///< training examples all workers processed this epoch
   double samples_per_second = 0.0;
   std::uint64_t bytes_sent = 0;  ///< by all ranks this epoch

@@ -48,6 +48,9 @@ struct step_outcome {
 ///                         // the workers have finished the epoch (a parameter server's loop)
 /// s.end_epoch(t, m, o);   // collective, after each epoch's steps and before its evaluation:
 ///                         // afterwards every rank holds the current parameters
+/// s.after_epoch(t, m, o, record);   // after each epoch, with the record every rank agrees on
+/// s.hand_over(t, m, o);   // collective: afterwards every rank holds the whole training state
+///                         // (parameters and optimizer state), ready for another strategy
 /// @endcode
 template <class S, class M, class O, class T>
 concept strategy = requires(S& s, T& t, M& m, O& o) {

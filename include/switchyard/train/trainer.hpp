@@ -113,14 +113,6 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
                 "the strategy must provide name(), setup(t, m, o), worker_count(t), worker_index(t), "
                 "step(t, m, o) -> train::step_outcome and finish(t, m, o): see train/strategy.hpp");
   if (!train) detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": no training data set"));
-  const std::size_t workers = strategy_.worker_count(t);
-  const std::optional<std::size_t> worker = strategy_.worker_index(t);
-  const std::string stage(strategy_.name());
-  if (workers * options_.batch_size > train->size()) {
-    detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": ", workers, " workers x batch ",
-                                           options_.batch_size, " need more than the ", train->size(),
-                                           " training examples"));
-  }
   // Ranks of one process all want the same value: the first one sets it.
   if (options_.blas_threads > 0 && nn::blas_threads() != options_.blas_threads) nn::set_blas_threads(options_.blas_threads);
   strategy_.setup(t, model_, optimizer_);
@@ -128,6 +120,15 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
   history result;
   const auto started = clock::now();
   for (std::size_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+    // Asked each epoch: a strategy that switches changes its workers and its name.
+    const std::size_t workers = strategy_.worker_count(t);
+    const std::optional<std::size_t> worker = strategy_.worker_index(t);
+    const std::string stage(strategy_.name());
+    if (workers * options_.batch_size > train->size()) {
+      detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": ", workers, " workers x batch ",
+                                             options_.batch_size, " need more than the ", train->size(),
+                                             " training examples"));
+    }
     // The epoch's batches in order, as one sequence: worker w's step s is batch s * W + w, or,
     // under a strategy that hands out batches, whichever batch it assigns next.
     const data::shard_plan plan(train->size(), 1, options_.batch_size, options_.seed, epoch);
@@ -141,19 +142,20 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
     std::uint64_t bytes = 0;
     std::size_t steps = 0;
     if (worker) {
-      std::optional<std::size_t> next;
-      if (*worker < batches) next = *worker;
-      for (std::size_t s = 0; next; ++s) {
-        const data::batch_view batch = loader.gather(plan.batch(0, *next));
+      std::size_t next = *worker;
+      bool more = next < batches;
+      for (std::size_t s = 0; more; ++s) {
+        const data::batch_view batch = loader.gather(plan.batch(0, next));
         const auto before = clock::now();
         const double loss = model_.forward_backward(batch);
         const auto computed = clock::now();
         const step_outcome outcome = strategy_.step(t, model_, optimizer_);
         const auto stepped = clock::now();
-        next.reset();
         if (assigned) {
-          next = outcome.next_batch;
-        } else if (s + 1 < per_worker) {
+          more = outcome.next_batch.has_value();
+          next = outcome.next_batch.value_or(0);
+        } else {
+          more = s + 1 < per_worker;
           next = (s + 1) * workers + *worker;
         }
         loss_sum += loss;
@@ -189,12 +191,16 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
     record.test_accuracy = sums[5] > 0 ? sums[4] / sums[5] : 0.0;
     record.train_seconds = slowest[0];
     record.wall_seconds = slowest[1];
-    record.samples = static_cast<std::size_t>(sums[1]) * options_.batch_size;
+    record.steps = static_cast<std::size_t>(sums[1]);
+    record.samples = record.steps * options_.batch_size;
     record.samples_per_second = slowest[0] > 0 ? static_cast<double>(record.samples) / slowest[0] : 0.0;
     record.bytes_sent = static_cast<std::uint64_t>(sums[2]);
     result.epochs.push_back(record);
     for (auto& callback : epoch_callbacks_) callback(record);
     if (t.rank() == 0) print(record);
+    if constexpr (requires { strategy_.after_epoch(t, model_, optimizer_, record); }) {
+      strategy_.after_epoch(t, model_, optimizer_, record);
+    }
   }
   strategy_.finish(t, model_, optimizer_);
   return result;

@@ -1,0 +1,174 @@
+// The Strategy Switch: train under one strategy, then under another, inside one run, at a
+// trigger chosen at compile time. Itself a strategy, so switches nest into chains.
+#pragma once
+
+#include <switchyard/core/error.hpp>
+#include <switchyard/train/history.hpp>
+#include <switchyard/train/strategy.hpp>
+#include <switchyard/trigger/trigger.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace switchyard::strategy {
+
+/// @brief What happens to the optimizer state at the switch.
+struct switch_options {
+  /// The first slot of the optimizer state: momentum's velocity, Adam's first moment.
+  enum class momentum_policy { keep, reset, scale };
+  momentum_policy momentum = momentum_policy::keep;
+  /// With `momentum_policy::scale`: the factor applied to that slot.
+  double momentum_scale = 1.0;
+  /// Multiplies every later learning rate (for instance by the ratio of the stages' effective
+  /// batches).
+  double learning_rate_scale = 1.0;
+};
+
+/// @brief Trains under `First` until `Trigger` fires, then under `Second`.
+///
+/// The trigger sees the epoch record every rank agrees on after each epoch, so every rank switches
+/// after the same epoch without a message of its own. At the switch, the first stage hands over:
+/// the parameters and the whole optimizer state reach every rank (a parameter server assembles its
+/// servers' shards); the momentum and learning-rate options apply; then the second stage sets up
+/// from that state, with the data re-sharded over its own workers from the next epoch on. A
+/// switch is a strategy, so it nests:
+/// @code
+/// using namespace switchyard;
+/// strategy::switch_to ps_then_ar{strategy::parameter_server<>{1}, strategy::all_reduce<>{}, trigger::after_epochs{3}};
+/// strategy::switch_to<strategy::parameter_server<>, strategy::switch_to<strategy::all_reduce<>,
+///     strategy::parameter_server<>, trigger::after_epochs<6>>, trigger::after_epochs<2>> three_stages;
+/// @endcode
+/// @tparam First, Second strategies; @tparam Trigger a `trigger::trigger`.
+template <class First, class Second, trigger::trigger Trigger>
+class switch_to {
+ public:
+  switch_to() = default;
+  switch_to(First first, Second second, Trigger trigger, switch_options options = {})
+      : first_(std::move(first)), second_(std::move(second)), trigger_(std::move(trigger)), options_(options) {}
+
+  [[nodiscard]] const First& first() const noexcept { return first_; }
+  [[nodiscard]] const Second& second() const noexcept { return second_; }
+  [[nodiscard]] const Trigger& trigger() const noexcept { return trigger_; }
+  [[nodiscard]] const switch_options& options() const noexcept { return options_; }
+  /// Whether the switch happened.
+  [[nodiscard]] bool switched() const noexcept { return switched_after_.has_value(); }
+  /// The epoch after which it happened.
+  [[nodiscard]] std::optional<std::size_t> switched_after_epoch() const noexcept { return switched_after_; }
+
+  /// The active stage's name.
+  [[nodiscard]] std::string_view name() const { return switched() ? std::string_view(second_.name()) : first_.name(); }
+
+  template <class Transport, class Model, class Optimizer>
+  void setup(Transport& t, Model& m, Optimizer& o) {
+    first_.setup(t, m, o);
+  }
+
+  template <class Transport>
+  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
+    return switched() ? second_.worker_count(t) : first_.worker_count(t);
+  }
+
+  template <class Transport>
+  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
+    return switched() ? second_.worker_index(t) : first_.worker_index(t);
+  }
+
+  [[nodiscard]] bool assigns_batches() const {
+    return active([](const auto& s) {
+      if constexpr (requires { s.assigns_batches(); }) {
+        return s.assigns_batches();
+      } else {
+        return false;
+      }
+    });
+  }
+
+  template <class Transport>
+  void begin_epoch(Transport& t, std::size_t batches) {
+    active([&](auto& s) {
+      if constexpr (requires { s.begin_epoch(t, batches); }) s.begin_epoch(t, batches);
+    });
+  }
+
+  template <class Transport, class Model, class Optimizer>
+  train::step_outcome step(Transport& t, Model& m, Optimizer& o) {
+    return active([&](auto& s) { return s.step(t, m, o); });
+  }
+
+  template <class Transport, class Model, class Optimizer>
+  void serve(Transport& t, Model& m, Optimizer& o) {
+    active([&](auto& s) {
+      if constexpr (requires { s.serve(t, m, o); }) s.serve(t, m, o);
+    });
+  }
+
+  template <class Transport, class Model, class Optimizer>
+  void end_epoch(Transport& t, Model& m, Optimizer& o) {
+    active([&](auto& s) {
+      if constexpr (requires { s.end_epoch(t, m, o); }) s.end_epoch(t, m, o);
+    });
+  }
+
+  /// After each epoch: the active stage hears the record first (a nested switch may fire); then,
+  /// before the switch, the trigger decides.
+  template <class Transport, class Model, class Optimizer>
+  void after_epoch(Transport& t, Model& m, Optimizer& o, const train::epoch_record& record) {
+    active([&](auto& s) {
+      if constexpr (requires { s.after_epoch(t, m, o, record); }) s.after_epoch(t, m, o, record);
+    });
+    if (switched() || !static_cast<bool>(trigger_.fire(record))) return;
+    hand_over_stage(first_, t, m, o);
+    apply_options(o);
+    second_.setup(t, m, o);
+    switched_after_ = record.epoch;
+  }
+
+  template <class Transport, class Model, class Optimizer>
+  void hand_over(Transport& t, Model& m, Optimizer& o) {
+    active([&](auto& s) { hand_over_stage(s, t, m, o); });
+  }
+
+  template <class Transport, class Model, class Optimizer>
+  void finish(Transport& t, Model& m, Optimizer& o) {
+    active([&](auto& s) { s.finish(t, m, o); });
+  }
+
+ private:
+  template <class F>
+  decltype(auto) active(F&& f) {
+    return switched() ? std::forward<F>(f)(second_) : std::forward<F>(f)(first_);
+  }
+  template <class F>
+  decltype(auto) active(F&& f) const {
+    return switched() ? std::forward<F>(f)(second_) : std::forward<F>(f)(first_);
+  }
+
+  template <class Stage, class Transport, class Model, class Optimizer>
+  static void hand_over_stage(Stage& s, Transport& t, Model& m, Optimizer& o) {
+    if constexpr (requires { s.hand_over(t, m, o); }) s.hand_over(t, m, o);
+  }
+
+  template <class Optimizer>
+  void apply_options(Optimizer& o) const {
+    if (options_.momentum != switch_options::momentum_policy::keep) {
+      auto state = o.export_state();
+      if (!state.slots.empty()) {
+        const double factor =
+            options_.momentum == switch_options::momentum_policy::reset ? 0.0 : options_.momentum_scale;
+        for (auto& v : state.slots.front()) v = static_cast<std::remove_reference_t<decltype(v)>>(v * factor);
+        o.import_state(std::move(state));
+      }
+    }
+    if (options_.learning_rate_scale != 1.0) o.scale_learning_rate(options_.learning_rate_scale);
+  }
+
+  First first_{};
+  Second second_{};
+  Trigger trigger_{};
+  switch_options options_{};
+  std::optional<std::size_t> switched_after_;
+};
+
+}  // namespace switchyard::strategy

@@ -1,0 +1,21 @@
+// Switch after a number of epochs.
+#pragma once
+
+#include <switchyard/train/history.hpp>
+
+#include <cstddef>
+
+namespace switchyard::trigger {
+
+/// @brief Fires at the end of epoch N (counted from the start of training).
+/// `after_epochs<3>{}` and `after_epochs{3}` say the same.
+template <std::size_t N = 1>
+struct after_epochs {
+  std::size_t epochs = N;
+  constexpr after_epochs() = default;
+  constexpr explicit after_epochs(std::size_t n) : epochs(n) {}
+  [[nodiscard]] constexpr bool fire(const train::epoch_record& record) const noexcept { return record.epoch >= epochs; }
+};
+after_epochs(std::size_t) -> after_epochs<1>;
+
+}  // namespace switchyard::trigger

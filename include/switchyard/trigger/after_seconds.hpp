@@ -1,0 +1,15 @@
+// Switch after an amount of wall time.
+#pragma once
+
+#include <switchyard/train/history.hpp>
+
+namespace switchyard::trigger {
+
+/// @brief Fires at the end of the first epoch that ends `seconds` or more after training started
+/// (the slowest rank's clock, agreed in the epoch record).
+struct after_seconds {
+  double seconds = 0.0;
+  [[nodiscard]] bool fire(const train::epoch_record& record) const noexcept { return record.wall_seconds >= seconds; }
+};
+
+}  // namespace switchyard::trigger

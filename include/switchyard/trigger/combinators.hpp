@@ -1,0 +1,42 @@
+// Triggers made of triggers: the first of several, or all of them.
+#pragma once
+
+#include <switchyard/train/history.hpp>
+#include <switchyard/trigger/trigger.hpp>
+
+#include <tuple>
+#include <utility>
+
+namespace switchyard::trigger {
+
+/// @brief Fires when any of its triggers fires. Every trigger sees every record (so stateful
+/// ones stay current).
+/// @code
+/// switchyard::trigger::any_of t{after_epochs{8}, loss_plateau{0.01, 2}};
+/// @endcode
+template <trigger... Triggers>
+struct any_of {
+  std::tuple<Triggers...> triggers;
+  constexpr any_of() = default;
+  constexpr explicit any_of(Triggers... t) : triggers(std::move(t)...) {}
+  bool fire(const train::epoch_record& record) {
+    return std::apply([&](auto&... t) { return (false | ... | static_cast<bool>(t.fire(record))); }, triggers);
+  }
+};
+template <class... Triggers>
+any_of(Triggers...) -> any_of<Triggers...>;
+
+/// @brief Fires when all of its triggers fire on the same record.
+template <trigger... Triggers>
+struct all_of {
+  std::tuple<Triggers...> triggers;
+  constexpr all_of() = default;
+  constexpr explicit all_of(Triggers... t) : triggers(std::move(t)...) {}
+  bool fire(const train::epoch_record& record) {
+    return std::apply([&](auto&... t) { return (true & ... & static_cast<bool>(t.fire(record))); }, triggers);
+  }
+};
+template <class... Triggers>
+all_of(Triggers...) -> all_of<Triggers...>;
+
+}  // namespace switchyard::trigger

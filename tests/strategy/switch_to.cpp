@@ -1,0 +1,169 @@
+#include <switchyard/strategy/switch_to.hpp>
+
+#include <switchyard/nn/mlp.hpp>
+#include <switchyard/optim/momentum.hpp>
+#include <switchyard/optim/sgd.hpp>
+#include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/train/trainer.hpp>
+#include <switchyard/transport/inproc.hpp>
+#include <switchyard/trigger/after_epochs.hpp>
+#include <switchyard/trigger/loss_plateau.hpp>
+
+#include "../collective/scenarios.hpp"
+#include "../train/fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+namespace strategy = sy::strategy;
+namespace trigger = sy::trigger;
+
+using ps = strategy::parameter_server<>;
+using ar = strategy::all_reduce<>;
+
+static_assert(sy::train::strategy<strategy::switch_to<ps, ar, trigger::after_epochs<2>>, sy::nn::mlp<>,
+                                  sy::optim::sgd<>, sy::transport::inproc>);
+
+namespace {
+
+// Records, on every rank, what the model looked like just before and just after the switch.
+template <class Switch>
+struct observed : Switch {
+  using Switch::Switch;
+  double loss_before = -1;
+  double loss_after = -1;
+  std::uint64_t hash_after = 0;
+  std::size_t switched_at = 0;
+
+  template <class Transport, class Model, class Optimizer>
+  void after_epoch(Transport& t, Model& m, Optimizer& o, const sy::train::epoch_record& record) {
+    const bool before = this->switched();
+    const double loss = m.evaluate(probe_batch()).mean_loss();
+    Switch::after_epoch(t, m, o, record);
+    if (!before && this->switched()) {
+      loss_before = loss;
+      loss_after = m.evaluate(probe_batch()).mean_loss();
+      hash_after = scenarios::bit_hash(std::vector<float>(m.parameters().begin(), m.parameters().end()));
+      switched_at = record.epoch;
+    }
+  }
+
+  static sy::data::batch_view probe_batch() {
+    static const auto data = fixtures::quadrants(64, 99);
+    return data->slice(0, 64);
+  }
+};
+
+struct run {
+  std::vector<std::string> stages;
+  std::vector<double> losses;
+  double loss_before = 0, loss_after = 0;
+  std::uint64_t hash_after = 0;
+  std::size_t switched_at = 0;
+  std::vector<float> parameters;
+};
+
+template <class Switch>
+std::vector<run> train(Switch prototype, std::size_t epochs) {
+  const auto data = fixtures::quadrants(480, 7);
+  return sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = epochs;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, prototype, options};
+    const sy::train::history h = trainer.fit(t, data, *data);
+    run r;
+    for (const auto& e : h.epochs) {
+      r.stages.push_back(e.stage);
+      r.losses.push_back(e.train_loss);
+    }
+    if constexpr (requires { trainer.strategy().loss_before; }) {
+      r.loss_before = trainer.strategy().loss_before;
+      r.loss_after = trainer.strategy().loss_after;
+      r.hash_after = trainer.strategy().hash_after;
+      r.switched_at = trainer.strategy().switched_at;
+    }
+    r.parameters.assign(model.parameters().begin(), model.parameters().end());
+    return r;
+  });
+}
+
+template <class Switch>
+void check_switch(const std::vector<run>& runs, const std::string& first, const std::string& second) {
+  for (const run& r : runs) {
+    CHECK(r.switched_at == 2);  // every rank switched after the same epoch
+    CHECK(r.hash_after == runs[0].hash_after);  // and holds the same parameters right after
+    CHECK(r.loss_after == r.loss_before);       // the hand-over moves state, not the model
+    CHECK(r.stages == std::vector<std::string>{first, first, second, second, second});
+    // No jump: the first epoch of the second stage trains from where the first left off.
+    CHECK(r.losses[2] < 1.2 * r.losses[1]);
+    CHECK(r.parameters == runs[0].parameters);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("switch_to.ps_then_allreduce: 1 server + 3 workers, then 4 all-reduce workers" * doctest::timeout(120)) {
+  using sw = observed<strategy::switch_to<ps, ar, trigger::after_epochs<2>>>;
+  check_switch<sw>(train(sw{}, 5), "ps", "allreduce");
+}
+
+TEST_CASE("switch_to.allreduce_then_ps: 4 all-reduce workers, then 1 server + 3 workers" * doctest::timeout(120)) {
+  using sw = observed<strategy::switch_to<ar, ps, trigger::after_epochs<2>>>;
+  check_switch<sw>(train(sw{}, 5), "allreduce", "ps");
+}
+
+TEST_CASE("switch_to.chain: three stages, ps then all-reduce then ps" * doctest::timeout(120)) {
+  using inner = strategy::switch_to<ar, ps, trigger::after_epochs<4>>;
+  const auto runs = train(strategy::switch_to<ps, inner, trigger::after_epochs<2>>{}, 6);
+  for (const run& r : runs) {
+    CHECK(r.stages == std::vector<std::string>{"ps", "ps", "allreduce", "allreduce", "ps", "ps"});
+    CHECK(r.parameters == runs[0].parameters);
+    CHECK(r.losses.back() < r.losses.front());
+  }
+}
+
+TEST_CASE("switch_to.plateau: a loss trigger switches once the loss flattens" * doctest::timeout(120)) {
+  const auto runs = train(strategy::switch_to{ps{1}, ar{}, trigger::loss_plateau{0.5, 1}}, 4);
+  for (const run& r : runs) {
+    CHECK(r.stages.front() == "ps");
+    CHECK(r.stages.back() == "allreduce");
+  }
+}
+
+TEST_CASE("switch_to.options: momentum kept, reset or scaled, and the learning rate rescaled") {
+  using policy = strategy::switch_options::momentum_policy;
+  for (const auto& [momentum, expected] : {std::pair{policy::keep, 1.0}, std::pair{policy::reset, 0.0},
+                                           std::pair{policy::scale, 0.25}}) {
+    CAPTURE(static_cast<int>(momentum));
+    sy::transport::run_inproc(2, [&](sy::transport::inproc& t) {
+      struct arenas {
+        std::vector<float> p = std::vector<float>(3, 1.0f), g = std::vector<float>(3, 1.0f);
+        std::span<float> parameters() { return p; }
+        std::span<float> gradients() { return g; }
+      } model;
+      sy::optim::momentum optimizer{3, 0.1, 0.9};
+      strategy::switch_options options{momentum, 0.25, 0.5};
+      strategy::switch_to sw{ar{}, ar{}, trigger::after_epochs{1}, options};
+      sw.setup(t, model, optimizer);
+      sw.step(t, model, optimizer);
+      const std::vector<float> velocity = optimizer.export_state().slots[0];
+      REQUIRE(velocity[0] != 0.0f);
+      sy::train::epoch_record record;
+      record.epoch = 1;
+      sw.after_epoch(t, model, optimizer, record);
+      CHECK(sw.switched());
+      CHECK(sw.switched_after_epoch() == 1u);
+      for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(optimizer.export_state().slots[0][i] == doctest::Approx(velocity[i] * expected));
+      }
+      CHECK(optimizer.learning_rate() == doctest::Approx(0.05));
+    });
+  }
+}
