@@ -121,3 +121,17 @@ TEST_CASE("optimizer.import_and_step_check_sizes") {
   std::vector<float> p(4), g(4);
   CHECK_THROWS_WITH(opt.step(p, g), doctest::Contains("4 parameters and 4 gradients for a state of 3"));
 }
+
+TEST_CASE("optimizer.scale_learning_rate: later rates are scaled, impossible factors refused") {
+  optim::sgd opt{2, 0.1};
+  opt.scale_learning_rate(0.5);
+  opt.scale_learning_rate(0.5);
+  CHECK(opt.learning_rate() == doctest::Approx(0.025));
+  CHECK(opt.learning_rate_scale() == doctest::Approx(0.25));
+  std::vector<float> p{1.0f, 1.0f};
+  opt.step(p, std::vector<float>{1.0f, 2.0f});
+  CHECK(p[0] == doctest::Approx(0.975));
+  CHECK(p[1] == doctest::Approx(0.95));
+  CHECK_THROWS_WITH_AS(opt.scale_learning_rate(0.0), doctest::Contains("must be > 0, got 0"), switchyard::usage_error);
+  CHECK_THROWS_AS(opt.scale_learning_rate(-2.0), switchyard::usage_error);
+}
