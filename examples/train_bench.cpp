@@ -269,12 +269,11 @@ class direct_worker {
 };
 
 // One epoch of `train::trainer` with `strategy::all_reduce` and SGD over `ranks` in-process ranks;
-// returns the samples per second the trainer reports (slowest rank's training time, evaluation
-// excluded).
+// the history of rank 0.
 template <class Model>
-double trainer_samples_per_second(int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train,
-                                  const sy::data::dataset& test) {
-  const auto histories = sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
+sy::train::history train_one_epoch(int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train,
+                                   const sy::data::dataset& test) {
+  return sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
     Model model{s.seed};
     sy::optim::sgd optimizer{model.parameters().size(), sgd_rate};
     sy::train::trainer_options options;
@@ -283,8 +282,16 @@ double trainer_samples_per_second(int ranks, const settings& s, const std::share
     options.seed = s.seed;
     sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
     return trainer.fit(t, train, test);
-  });
-  const sy::train::epoch_record& epoch = histories.front().last();
+  }).front();
+}
+
+// The samples per second the trainer reports for one epoch (slowest rank's training time,
+// evaluation excluded).
+template <class Model>
+double trainer_samples_per_second(int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train,
+                                  const sy::data::dataset& test) {
+  const sy::train::history history = train_one_epoch<Model>(ranks, s, train, test);
+  const sy::train::epoch_record& epoch = history.last();
   if (!std::isfinite(epoch.train_loss)) {
     throw std::runtime_error(fmt::format("the {}-rank training loss diverged to {}", ranks, epoch.train_loss));
   }
@@ -303,22 +310,13 @@ template <class Model>
 void run_memory(const settings& s, const sy::data::fashion_mnist& fashion) {
   const long loaded = peak_rss_kib();
   const auto started = bench_clock::now();
-  const auto histories = sy::transport::run_inproc(memory_ranks, [&](sy::transport::inproc& t) {
-    Model model{s.seed};
-    sy::optim::sgd optimizer{model.parameters().size(), sgd_rate};
-    sy::train::trainer_options options;
-    options.epochs = 1;
-    options.batch_size = s.batch;
-    options.seed = s.seed;
-    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
-    return trainer.fit(t, fashion.train, *fashion.test);
-  });
+  const sy::train::history history = train_one_epoch<Model>(memory_ranks, s, fashion.train, *fashion.test);
   const double seconds = std::chrono::duration<double>(bench_clock::now() - started).count();
   const long peak = peak_rss_kib();
   fmt::print("memory: {} in-process ranks x {} BLAS thread(s), {}, batch {} per rank, 1 epoch of {} examples, "
              "test accuracy {:.2f}%, {:.1f} s\n",
              memory_ranks, sy::nn::blas_threads(), s.model, s.batch, fashion.train->size(),
-             100.0 * histories.front().last().test_accuracy, seconds);
+             100.0 * history.last().test_accuracy, seconds);
   fmt::print("memory: peak RSS {:.1f} MB after loading the data, {:.1f} MB after training\n", loaded * 1024 / 1e6,
              peak * 1024 / 1e6);
   fmt::print("{}{}\n", peak_line, peak);

@@ -47,11 +47,7 @@ TEST_CASE("mpi.train.allreduce: W processes x batch B match one rank with batch 
   const std::vector<float> single =
       sy::transport::run_inproc(1, [&](sy::transport::inproc& one) { return train(one, combined); }).front();
   REQUIRE(distributed.size() == single.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < single.size(); ++i) {
-    worst = std::max(worst, std::abs(double(distributed[i]) - double(single[i])));
-  }
-  CHECK(worst < 1e-4);
+  CHECK(fixtures::max_difference(distributed, single) < 1e-4);
   std::vector<std::uint64_t> mine{scenarios::bit_hash(distributed)};
   std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
   sy::collective::allgather(t, mine, all);
@@ -67,11 +63,7 @@ TEST_CASE("mpi.train.parameter_server.sync: 1 server and W workers match all-red
   const std::vector<float> reference =
       sy::transport::run_inproc(static_cast<int>(workers), [&](sy::transport::inproc& local) { return train(local, 8); })
           .front();
-  double worst = 0;
-  for (std::size_t i = 0; i < reference.size(); ++i) {
-    worst = std::max(worst, std::abs(double(served[i]) - double(reference[i])));
-  }
-  CHECK(worst < 1e-5);
+  CHECK(fixtures::max_difference(served, reference) < 1e-5);
 }
 
 TEST_CASE("mpi.train.parameter_server.async_and_bounded: every process ends with the servers' model") {

@@ -75,11 +75,6 @@ std::vector<outcome> train(int ranks, Strategy strategy, std::size_t batch, std:
   });
 }
 
-double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
-  return worst;
-}
 
 }  // namespace
 
@@ -89,7 +84,7 @@ TEST_CASE("parameter_server.sync: equals all-reduce on the same data order (1x2 
     CAPTURE(workers);
     const auto reference = train(workers, sy::strategy::all_reduce<>{}, 8, 2).front().parameters;
     const auto runs = train(servers + workers, sy::strategy::parameter_server<consistency::sync>(servers), 8, 2);
-    for (const outcome& r : runs) CHECK(max_difference(r.parameters, reference) < 1e-5);
+    for (const outcome& r : runs) CHECK(fixtures::max_difference(r.parameters, reference) < 1e-5);
   }
 }
 

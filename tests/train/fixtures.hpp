@@ -4,6 +4,8 @@
 
 #include <switchyard/data/dataset.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,6 +34,15 @@ inline std::shared_ptr<const switchyard::data::dataset> quadrants(std::size_t ex
     }
   }
   return std::make_shared<const switchyard::data::dataset>(std::move(images), std::move(labels), side, side, 4);
+}
+
+// The largest element-wise difference of two parameter vectors of the same length.
+inline double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+  }
+  return worst;
 }
 
 }  // namespace fixtures

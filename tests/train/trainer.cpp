@@ -47,11 +47,6 @@ std::vector<run_result> train(int ranks, std::size_t batch, std::size_t epochs) 
   });
 }
 
-double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
-  return worst;
-}
 
 }  // namespace
 
@@ -63,7 +58,7 @@ TEST_CASE("trainer.allreduce.equivalence: W ranks x batch B train as 1 rank with
     for (const run_result& r : runs) {
       REQUIRE(r.parameters.size() == single.size());
       // Same batches, same mean gradient; only the order of float additions differs.
-      CHECK(max_difference(r.parameters, single) < 1e-4);
+      CHECK(fixtures::max_difference(r.parameters, single) < 1e-4);
     }
   }
 }
