@@ -55,6 +55,7 @@ struct config {
   std::string first = "ps";
   std::string second = "allreduce";
   std::string trigger = "epochs:3";
+  std::uint64_t switch_warmup = 0;
   std::string optimizer = "adam";
   int ranks = 4;
   std::size_t epochs = 15;
@@ -258,9 +259,13 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data);
   if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data); });
   const chosen_trigger trigger = parse_trigger(c.trigger);
+  sy::strategy::switch_options options;
+  options.warmup_steps = c.switch_warmup;
   return with_parameter_server(c, [&](auto ps) {
-    if (c.first == "ps") return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger}, c, data);
-    return train_model(t, model, sy::strategy::switch_to{all_reduce, ps, trigger}, c, data);
+    if (c.first == "ps") {
+      return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger, options}, c, data);
+    }
+    return train_model(t, model, sy::strategy::switch_to{all_reduce, ps, trigger, options}, c, data);
   });
 }
 
@@ -338,6 +343,9 @@ int main(int argc, char** argv) {
   app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
   app.add_option("--lr", c.lr, "Peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--warmup", c.warmup_steps, "Linear warm-up steps before the cosine decay")->capture_default_str();
+  app.add_option("--switch-warmup", c.switch_warmup,
+                 "With --strategy switch: optimizer steps over which the learning rate ramps up again after the switch")
+      ->capture_default_str();
   app.add_option("--optimizer", c.optimizer, "Optimizer")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->capture_default_str();

@@ -135,3 +135,17 @@ TEST_CASE("optimizer.scale_learning_rate: later rates are scaled, impossible fac
   CHECK_THROWS_WITH_AS(opt.scale_learning_rate(0.0), doctest::Contains("must be > 0, got 0"), switchyard::usage_error);
   CHECK_THROWS_AS(opt.scale_learning_rate(-2.0), switchyard::usage_error);
 }
+
+TEST_CASE("optimizer.rewarm: the rate ramps up linearly again from the current step") {
+  optim::sgd opt{1, 0.4};
+  std::vector<float> p{0.0f};
+  const std::vector<float> g{1.0f};
+  opt.step(p, g);  // step 0 at 0.4
+  opt.rewarm(4);
+  const double expected[] = {0.1, 0.2, 0.3, 0.4, 0.4};
+  for (double rate : expected) {
+    CHECK(opt.learning_rate() == doctest::Approx(rate));
+    opt.step(p, g);
+  }
+  CHECK(p[0] == doctest::Approx(-(0.4 + 0.1 + 0.2 + 0.3 + 0.4 + 0.4)));
+}

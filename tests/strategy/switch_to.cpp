@@ -167,3 +167,25 @@ TEST_CASE("switch_to.options: momentum kept, reset or scaled, and the learning r
     });
   }
 }
+
+TEST_CASE("switch_to.options.warmup: the learning rate ramps up again after the switch") {
+  sy::transport::run_inproc(2, [](sy::transport::inproc& t) {
+    struct arenas {
+      std::vector<float> p = std::vector<float>(3, 1.0f), g = std::vector<float>(3, 1.0f);
+      std::span<float> parameters() { return p; }
+      std::span<float> gradients() { return g; }
+    } model;
+    sy::optim::sgd optimizer{3, 0.2};
+    strategy::switch_options options;
+    options.warmup_steps = 4;
+    strategy::switch_to sw{ar{}, ar{}, trigger::after_epochs{1}, options};
+    sw.setup(t, model, optimizer);
+    sw.step(t, model, optimizer);
+    sy::train::epoch_record record;
+    record.epoch = 1;
+    sw.after_epoch(t, model, optimizer, record);
+    CHECK(optimizer.learning_rate() == doctest::Approx(0.05));
+    for (int i = 0; i < 4; ++i) sw.step(t, model, optimizer);
+    CHECK(optimizer.learning_rate() == doctest::Approx(0.2));
+  });
+}

@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -63,8 +64,16 @@ class optimizer_base {
     state_ = std::move(state);
   }
 
-  /// The learning rate the next step will use: the schedule's, times the scale.
-  [[nodiscard]] double learning_rate() const { return schedule_.lr(state_.step) * learning_rate_scale_; }
+  /// The learning rate the next step will use: the schedule's, times the scale, times the ramp of
+  /// a warm-up started by `rewarm`.
+  [[nodiscard]] double learning_rate() const { return rate_at(state_.step); }
+  /// Ramps the learning rate up again, linearly from 1/`steps` of the schedule's rate to all of it
+  /// over the next `steps` steps: a strategy switch that changes how often and how noisily the
+  /// optimizer steps restarts gently this way. 0 steps: no ramp.
+  void rewarm(std::uint64_t steps) noexcept {
+    rewarm_from_ = state_.step;
+    rewarm_steps_ = steps;
+  }
   /// Multiplies every later learning rate by `factor` (on top of earlier scalings): a strategy
   /// switch rescales the rate for the new effective batch this way.
   void scale_learning_rate(double factor) {
@@ -91,14 +100,24 @@ class optimizer_base {
           who, "::step: ", params.size(), " parameters and ", grads.size(),
           " gradients for a state of ", state_.size));
     }
-    const double rate = schedule_.lr(state_.step) * learning_rate_scale_;
+    const double rate = rate_at(state_.step);
     ++state_.step;
     return static_cast<T>(rate);
+  }
+
+  [[nodiscard]] double rate_at(std::uint64_t step) const {
+    double rate = schedule_.lr(step) * learning_rate_scale_;
+    if (step >= rewarm_from_ && step - rewarm_from_ < rewarm_steps_) {
+      rate *= static_cast<double>(step - rewarm_from_ + 1) / static_cast<double>(rewarm_steps_);
+    }
+    return rate;
   }
 
   Schedule schedule_;
   optimizer_state<T> state_;
   double learning_rate_scale_ = 1.0;
+  std::uint64_t rewarm_from_ = 0;
+  std::uint64_t rewarm_steps_ = 0;
 };
 
 }  // namespace detail

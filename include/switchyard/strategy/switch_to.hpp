@@ -8,6 +8,7 @@
 #include <switchyard/trigger/trigger.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,10 @@ struct switch_options {
   /// Multiplies every later learning rate (for instance by the ratio of the stages' effective
   /// batches).
   double learning_rate_scale = 1.0;
+  /// Ramps the learning rate up again over this many optimizer steps after the switch (see
+  /// `rewarm` of the optimizers): an asynchronous stage that starts at the full rate with moments
+  /// estimated under another strategy can lose what it learned in its first steps.
+  std::uint64_t warmup_steps = 0;
 };
 
 /// @brief Trains under `First` until `Trigger` fires, then under `Second`.
@@ -162,6 +167,7 @@ class switch_to {
       }
     }
     if (options_.learning_rate_scale != 1.0) o.scale_learning_rate(options_.learning_rate_scale);
+    if (options_.warmup_steps > 0) o.rewarm(options_.warmup_steps);
   }
 
   First first_{};
