@@ -37,6 +37,14 @@ std::vector<float> train(Transport& t, std::size_t batch, Strategy strategy = {}
   return {model.parameters().begin(), model.parameters().end()};
 }
 
+// Every process holds the same bits of `parameters`.
+void check_identical_everywhere(sy::transport::mpi& t, const std::vector<float>& parameters) {
+  std::vector<std::uint64_t> mine{scenarios::bit_hash(parameters)};
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
+  sy::collective::allgather(t, mine, all);
+  for (std::uint64_t h : all) CHECK(h == all[0]);
+}
+
 }  // namespace
 
 TEST_CASE("mpi.train.allreduce: W processes x batch B match one rank with batch W*B") {
@@ -48,10 +56,7 @@ TEST_CASE("mpi.train.allreduce: W processes x batch B match one rank with batch 
       sy::transport::run_inproc(1, [&](sy::transport::inproc& one) { return train(one, combined); }).front();
   REQUIRE(distributed.size() == single.size());
   CHECK(fixtures::max_difference(distributed, single) < 1e-4);
-  std::vector<std::uint64_t> mine{scenarios::bit_hash(distributed)};
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
-  sy::collective::allgather(t, mine, all);
-  for (std::uint64_t h : all) CHECK(h == all[0]);
+  check_identical_everywhere(t, distributed);
 }
 
 TEST_CASE("mpi.train.parameter_server.sync: 1 server and W workers match all-reduce over W ranks") {
@@ -74,10 +79,7 @@ TEST_CASE("mpi.train.parameter_server.async_and_bounded: every process ends with
     const std::vector<float> trained =
         round == 0 ? train(t, 8, sy::strategy::parameter_server<>(servers))
                    : train(t, 8, sy::strategy::parameter_server(servers, sy::strategy::consistency::bounded{1}));
-    std::vector<std::uint64_t> mine{scenarios::bit_hash(trained)};
-    std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
-    sy::collective::allgather(t, mine, all);
-    for (std::uint64_t h : all) CHECK(h == all[0]);
+    check_identical_everywhere(t, trained);
   }
 }
 
@@ -95,11 +97,7 @@ TEST_CASE("mpi.train.switch: both orders switch after the same epoch with identi
     const sy::train::history h = trainer.fit(t, data, *data);
     CHECK(trainer.strategy().switched_after_epoch() == 1u);
     CHECK(h.last().stage == second);
-    std::vector<std::uint64_t> mine{
-        scenarios::bit_hash(std::vector<float>(model.parameters().begin(), model.parameters().end()))};
-    std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
-    sy::collective::allgather(t, mine, all);
-    for (std::uint64_t hash : all) CHECK(hash == all[0]);
+    check_identical_everywhere(t, std::vector<float>(model.parameters().begin(), model.parameters().end()));
   };
   using ps = sy::strategy::parameter_server<>;
   using ar = sy::strategy::all_reduce<>;
