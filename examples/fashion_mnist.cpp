@@ -139,15 +139,26 @@ run_result summarize(Transport& t, const Strategy& strategy, sy::train::history 
 
 // --trigger epochs:N | steps:N | seconds:S | plateau:EPSILON[:WINDOW]. The command line picks the
 // trigger at run time, so the example wraps it in a trigger type of its own: the Trigger concept
-// asks for nothing but fire(record).
+// asks for fire(record), and fire_at(progress) lets steps:N switch inside an epoch.
 struct chosen_trigger {
   std::function<bool(const sy::train::epoch_record&)> decide;
+  std::function<bool(const sy::trigger::progress&)> decide_within;
   bool fire(const sy::train::epoch_record& record) { return decide(record); }
+  bool fire_at(const sy::trigger::progress& p) { return decide_within(p); }
 };
 
 template <class Trigger>
 chosen_trigger choose(Trigger trigger) {
-  return {[trigger](const sy::train::epoch_record& record) mutable { return static_cast<bool>(trigger.fire(record)); }};
+  chosen_trigger chosen{[trigger](const sy::train::epoch_record& record) mutable {
+                          return static_cast<bool>(trigger.fire(record));
+                        },
+                        [](const sy::trigger::progress&) { return false; }};
+  if constexpr (sy::trigger::within_epoch<Trigger>) {
+    chosen.decide_within = [trigger](const sy::trigger::progress& p) mutable {
+      return static_cast<bool>(trigger.fire_at(p));
+    };
+  }
+  return chosen;
 }
 
 chosen_trigger parse_trigger(const std::string& text) {
@@ -170,34 +181,11 @@ chosen_trigger parse_trigger(const std::string& text) {
       "--trigger takes epochs:N, steps:N, seconds:S or plateau:EPSILON[:WINDOW], got '{}'", text));
 }
 
-// Optimizer steps per epoch: one per worker step under all-reduce and the synchronous parameter
-// server, one per push (W times as many) under the others.
-template <class Strategy, class Transport>
-std::size_t updates_per_epoch(const Strategy& strategy, const Transport& t, std::size_t examples, std::size_t batch) {
-  if constexpr (requires { strategy.assigns_batches(); }) {
-    if (strategy.assigns_batches()) return examples / batch;
-  }
-  return examples / (strategy.worker_count(t) * batch);
-}
-
-// The cosine schedule spans the run's optimizer steps; with a switch, the first stage's epochs
-// are taken from an epochs:N trigger, else assumed to be half the run.
-template <class Strategy, class Transport>
-std::size_t schedule_steps(const Strategy& strategy, const Transport& t, const config& c, std::size_t examples) {
-  if constexpr (requires { strategy.first(); strategy.second(); }) {
-    std::size_t first_epochs = c.epochs / 2;
-    if (c.trigger.rfind("epochs:", 0) == 0) first_epochs = std::min(c.epochs, std::stoul(c.trigger.substr(7)));
-    return first_epochs * updates_per_epoch(strategy.first(), t, examples, c.batch) +
-           (c.epochs - first_epochs) * updates_per_epoch(strategy.second(), t, examples, c.batch);
-  } else {
-    return c.epochs * updates_per_epoch(strategy, t, examples, c.batch);
-  }
-}
-
 template <class Transport, class Model, class Strategy>
 run_result train_model(Transport& t, Model& model, Strategy strategy, const config& c,
                        const sy::data::fashion_mnist& data) {
-  const std::size_t steps = schedule_steps(strategy, t, c, data.train->size());
+  // The schedules count batches trained, whatever the strategy: the cosine spans the run's.
+  const std::size_t steps = c.epochs * (data.train->size() / c.batch);
   const std::size_t warm = std::min(c.warmup_steps, steps / 2);
   const sy::optim::warmup schedule{warm, sy::optim::cosine{c.lr, std::max<std::size_t>(1, steps - warm)}};
   const std::size_t size = model.parameters().size();
@@ -342,7 +330,7 @@ int main(int argc, char** argv) {
   app.add_option("--epochs", c.epochs, "Epochs")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
   app.add_option("--lr", c.lr, "Peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--warmup", c.warmup_steps, "Linear warm-up steps before the cosine decay")->capture_default_str();
+  app.add_option("--warmup", c.warmup_steps, "Linear warm-up over this many batches before the cosine decay")->capture_default_str();
   app.add_option("--switch-warmup", c.switch_warmup,
                  "With --strategy switch: optimizer steps over which the learning rate ramps up again after the switch")
       ->capture_default_str();

@@ -4,6 +4,7 @@
 #include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
+#include <switchyard/trigger/after_steps.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/transport/mpi.hpp>
@@ -17,6 +18,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace sy = switchyard;
@@ -103,4 +105,31 @@ TEST_CASE("mpi.train.switch: both orders switch after the same epoch with identi
   using ar = sy::strategy::all_reduce<>;
   check(sy::strategy::switch_to{ps{1}, ar{}, sy::trigger::after_epochs{1}}, "allreduce");
   check(sy::strategy::switch_to{ar{}, ps{1}, sy::trigger::after_epochs{1}}, "ps");
+}
+
+TEST_CASE("mpi.train.switch.within_epoch: a step trigger switches every process after the same batch") {
+  sy::transport::mpi t;
+  if (t.size() < 2) return;
+  const auto data = fixtures::quadrants(480, 7);
+  const auto ranks = static_cast<std::uint64_t>(t.size());
+  auto check = [&](auto prototype, std::uint64_t batches, const std::string& stages) {
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = 3;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, prototype, options};
+    const sy::train::history h = trainer.fit(t, data, *data);
+    CHECK(trainer.strategy().switched_after_batches() == batches);
+    CHECK(trainer.strategy().switched_after_epoch() == 1u);
+    CHECK(h.epochs[1].stage == stages);
+    check_identical_everywhere(t, std::vector<float>(model.parameters().begin(), model.parameters().end()));
+  };
+  using ps = sy::strategy::parameter_server<>;
+  using ar = sy::strategy::all_reduce<>;
+  // 60 batches an epoch; the switch lands on batch 90, or on the first multiple of the
+  // all-reduce's workers at or above it.
+  check(sy::strategy::switch_to{ps{1}, ar{}, sy::trigger::after_steps{90}}, 90, "ps>allreduce");
+  check(sy::strategy::switch_to{ar{}, ps{1}, sy::trigger::after_steps{90}}, (90 + ranks - 1) / ranks * ranks,
+        "allreduce>ps");
 }

@@ -13,6 +13,7 @@
 #include "switchyard/optim/cosine.hpp"
 #include "switchyard/optim/momentum.hpp"
 #include "switchyard/optim/sgd.hpp"
+#include "switchyard/optim/step_decay.hpp"
 #include "switchyard/optim/warmup.hpp"
 
 namespace optim = switchyard::optim;
@@ -148,4 +149,26 @@ TEST_CASE("optimizer.rewarm: the rate ramps up linearly again from the current s
     opt.step(p, g);
   }
   CHECK(p[0] == doctest::Approx(-(0.4 + 0.1 + 0.2 + 0.3 + 0.4 + 0.4)));
+}
+
+TEST_CASE("optimizer.set_schedule_stride: the schedule counts batches, however many one step trains") {
+  const optim::step_decay decay{0.8, 0.5, 6};  // halves every 6 batches
+  optim::sgd strided{1, decay};
+  optim::sgd single{1, decay};
+  strided.set_schedule_stride(3);
+  CHECK(strided.schedule_stride() == 3);
+  std::vector<float> p{0.0f};
+  const std::vector<float> g{1.0f};
+  // Two steps of 3 batches reach the schedule's first decay, as six steps of 1 batch do.
+  for (int k = 0; k < 2; ++k) strided.step(p, g);
+  for (int k = 0; k < 6; ++k) single.step(p, g);
+  CHECK(strided.export_state().clock == 6);
+  CHECK(strided.export_state().step == 2);
+  CHECK(strided.learning_rate() == doctest::Approx(0.4));
+  CHECK(single.learning_rate() == doctest::Approx(0.4));
+  // The clock travels with the state: an importer continues where the exporter's schedule was.
+  optim::sgd importer{1, decay};
+  importer.import_state(strided.export_state());
+  CHECK(importer.learning_rate() == doctest::Approx(0.4));
+  CHECK_THROWS_WITH_AS(strided.set_schedule_stride(0), doctest::Contains("at least 1 batch"), switchyard::usage_error);
 }

@@ -16,7 +16,7 @@ using state = optim::optimizer_state<float>;
 
 namespace {
 
-state sample() { return {5, 6, {{0, 1, 2, 3, 4, 5}, {10, 11, 12, 13, 14, 15}}}; }
+state sample() { return {5, 6, {{0, 1, 2, 3, 4, 5}, {10, 11, 12, 13, 14, 15}}, 15}; }
 
 /// Writes (or reads) integers, floats and vectors of them to (or from) a byte string, through
 /// `operator&` as Boost.Serialization archives do.
@@ -56,6 +56,7 @@ class byte_archive {
 TEST_CASE("optimizer_state.slice_takes_the_same_range_of_every_slot") {
   const state part = sample().slice(2, 3);
   CHECK(part.step == 5);
+  CHECK(part.clock == 15);
   CHECK(part.size == 3);
   CHECK(part.slots == std::vector<std::vector<float>>{{2, 3, 4}, {12, 13, 14}});
   CHECK(sample().slice(6, 0).size == 0);
@@ -79,6 +80,10 @@ TEST_CASE("optimizer_state.errors_name_the_problem") {
   later.step = 6;
   const std::vector<state> mixed{sample().slice(0, 3), later};
   CHECK_THROWS_WITH((void)state::assemble(mixed), doctest::Contains("shard 1 has step 6"));
+  state behind = sample().slice(3, 3);
+  behind.clock = 14;
+  const std::vector<state> unsynchronized{sample().slice(0, 3), behind};
+  CHECK_THROWS_WITH((void)state::assemble(unsynchronized), doctest::Contains("clock 14"));
 }
 
 TEST_CASE("optimizer_state.serialize_round_trip") {

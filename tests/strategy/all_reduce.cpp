@@ -42,6 +42,8 @@ TEST_CASE_TEMPLATE("all_reduce.strategy: rank 0's start, averaged gradients, ide
       CHECK(strategy.worker_index(t) == static_cast<std::size_t>(t.rank()));
       const sy::train::step_outcome outcome = strategy.step(t, model, optimizer);
       CHECK(outcome.bytes_sent == (t.size() > 1 ? 7 * sizeof(float) : 0));
+      // The update trained one batch per rank, and the schedule counts them.
+      CHECK(optimizer.export_state().clock == static_cast<std::uint64_t>(t.size()));
       return model.params;
     });
     // The mean gradient is (0 + 1 + ... + (ranks - 1)) / ranks = (ranks - 1) / 2.

@@ -31,6 +31,7 @@ struct outcome {
   sy::train::history history;
   sy::strategy::ps_statistics statistics;
   bool served = false;
+  std::uint64_t schedule_clock = 0;  // of the optimizer state every rank holds after training
 };
 
 // A worker that sleeps a fixed time after each step: long against a step of the quadrant mlp
@@ -71,6 +72,7 @@ std::vector<outcome> train(int ranks, Strategy strategy, std::size_t batch, std:
     result.parameters.assign(model.parameters().begin(), model.parameters().end());
     if constexpr (requires { trainer.strategy().statistics(); }) result.statistics = trainer.strategy().statistics();
     result.served = !trainer.strategy().worker_index(t).has_value();
+    result.schedule_clock = optimizer.export_state().clock;
     return result;
   });
 }
@@ -84,7 +86,11 @@ TEST_CASE("parameter_server.sync: equals all-reduce on the same data order (1x2 
     CAPTURE(workers);
     const auto reference = train(workers, sy::strategy::all_reduce<>{}, 8, 2).front().parameters;
     const auto runs = train(servers + workers, sy::strategy::parameter_server<consistency::sync>(servers), 8, 2);
-    for (const outcome& r : runs) CHECK(fixtures::max_difference(r.parameters, reference) < 1e-5);
+    for (const outcome& r : runs) {
+      CHECK(fixtures::max_difference(r.parameters, reference) < 1e-5);
+      // Each synchronous update trains one batch of every worker; the schedule counts them all.
+      CHECK(r.schedule_clock == 2u * (480 / (8 * static_cast<std::size_t>(workers))) * static_cast<std::size_t>(workers));
+    }
   }
 }
 
@@ -95,14 +101,15 @@ TEST_CASE("parameter_server.layouts: every rank ends with the servers' model (1x
     CAPTURE(workers);
     const auto runs = train(servers + workers, sy::strategy::parameter_server<>(servers), 8, 3);
     std::uint64_t updates = 0;
+    const std::uint64_t batches = static_cast<std::uint64_t>(workers) * 3 * (480 / (8 * static_cast<std::size_t>(workers)));
     for (const outcome& r : runs) {
       CHECK(r.parameters == runs.front().parameters);
+      CHECK(r.schedule_clock == batches);  // one batch per asynchronous update
       CHECK(r.history.last().test_accuracy > 0.9);
       if (r.served) updates += r.statistics.updates;
     }
     // Async: every push of every worker is one update on each server.
-    CHECK(updates == static_cast<std::uint64_t>(servers) * static_cast<std::uint64_t>(workers) * 3 *
-                         (480 / (8 * static_cast<std::size_t>(workers))));
+    CHECK(updates == static_cast<std::uint64_t>(servers) * batches);
   }
 }
 
@@ -182,13 +189,15 @@ TEST_CASE("parameter_server.failure: a worker that throws mid-epoch ends every r
                                   options.epochs = 2;
                                   sy::train::trainer trainer{model, optimizer, sy::strategy::parameter_server<>(1),
                                                              options};
+                                  // Its first step of epoch 2: batches are handed out first come,
+                                  // first served, so only a worker's first batch is certain.
                                   trainer.on_step([&](const sy::train::step_record& s) {
-                                    if (s.rank == 1 && s.epoch == 1 && s.step == 5) {
-                                      throw std::runtime_error("worker 1 failed at epoch 1 step 5");
+                                    if (s.rank == 1 && s.epoch == 2 && s.step == 0) {
+                                      throw std::runtime_error("worker 1 failed at epoch 2 step 0");
                                     }
                                   });
                                   trainer.fit(t, data, *data);
                                 }),
-      "worker 1 failed at epoch 1 step 5", std::runtime_error);
+      "worker 1 failed at epoch 2 step 0", std::runtime_error);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
 }

@@ -8,6 +8,7 @@
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
+#include <switchyard/trigger/after_steps.hpp>
 #include <switchyard/trigger/loss_plateau.hpp>
 
 #include "../collective/scenarios.hpp"
@@ -15,6 +16,8 @@
 
 #include <doctest/doctest.h>
 
+#include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +110,87 @@ void check_switch(const std::vector<run>& runs, const std::string& first, const 
   }
 }
 
+// Records, on every rank, the parameters right after a switch inside an epoch.
+template <class Switch>
+struct observed_within : Switch {
+  using Switch::Switch;
+  std::uint64_t hash_after = 0;
+
+  template <class Transport, class Model, class Optimizer>
+  void end_epoch(Transport& t, Model& m, Optimizer& o) {
+    const bool before = this->switched();
+    Switch::end_epoch(t, m, o);
+    if (!before && this->switched()) {
+      hash_after = scenarios::bit_hash(std::vector<float>(m.parameters().begin(), m.parameters().end()));
+    }
+  }
+};
+
+struct within_run {
+  std::vector<std::string> epoch_stages;
+  std::vector<std::size_t> epoch_steps;
+  std::optional<std::uint64_t> switched_after_batches;
+  std::optional<std::size_t> switched_after_epoch;
+  std::uint64_t hash_after = 0;
+  std::vector<std::pair<std::string, double>> step_losses;  // this rank's steps, in order
+  std::vector<float> parameters;
+};
+
+// 480 examples in batches of 8: 60 batches an epoch.
+template <class Switch>
+std::vector<within_run> train_within(std::size_t epochs) {
+  const auto data = fixtures::quadrants(480, 7);
+  return sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = epochs;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, Switch{}, options};
+    within_run r;
+    trainer.on_step([&](const sy::train::step_record& s) { r.step_losses.emplace_back(s.stage, s.loss); });
+    const sy::train::history h = trainer.fit(t, data, *data);
+    for (const auto& e : h.epochs) {
+      r.epoch_stages.push_back(e.stage);
+      r.epoch_steps.push_back(e.steps);
+    }
+    r.switched_after_batches = trainer.strategy().switched_after_batches();
+    r.switched_after_epoch = trainer.strategy().switched_after_epoch();
+    r.hash_after = trainer.strategy().hash_after;
+    r.parameters.assign(model.parameters().begin(), model.parameters().end());
+    return r;
+  });
+}
+
+double mean_loss(auto first, auto last) {
+  return std::accumulate(first, last, 0.0, [](double sum, const auto& s) { return sum + s.second; }) /
+         static_cast<double>(std::distance(first, last));
+}
+
+// Every rank switched after the same batch inside epoch 2, holds the same parameters right
+// after, and the training loss carries on across the switch.
+void check_within(const std::vector<within_run>& runs, std::uint64_t batches, const std::string& first,
+                  const std::string& second, std::size_t epoch_two_steps) {
+  for (const within_run& r : runs) {
+    CHECK(r.switched_after_batches == batches);
+    CHECK(r.switched_after_epoch == 1u);
+    CHECK(r.hash_after == runs[0].hash_after);
+    CHECK(r.epoch_stages == std::vector<std::string>{first, first + ">" + second, second});
+    CHECK(r.epoch_steps[1] == epoch_two_steps);
+    CHECK(r.parameters == runs[0].parameters);
+  }
+  // Rank 0 works in both stages: its last steps before and first steps after the switch.
+  const auto& steps = runs[0].step_losses;
+  const auto boundary = std::find_if(steps.begin(), steps.end(), [&](const auto& s) { return s.first == second; });
+  REQUIRE(boundary - steps.begin() >= 4);
+  REQUIRE(steps.end() - boundary >= 4);
+  const double before = mean_loss(boundary - 4, boundary);
+  const double after = mean_loss(boundary, boundary + 4);
+  CAPTURE(before);
+  CAPTURE(after);
+  CHECK(after < 1.25 * before + 0.02);
+}
+
 }  // namespace
 
 TEST_CASE("switch_to.ps_then_allreduce: 1 server + 3 workers, then 4 all-reduce workers" * doctest::timeout(120)) {
@@ -188,4 +272,19 @@ TEST_CASE("switch_to.options.warmup: the learning rate ramps up again after the 
     for (int i = 0; i < 4; ++i) sw.step(t, model, optimizer);
     CHECK(optimizer.learning_rate() == doctest::Approx(0.2));
   });
+}
+
+TEST_CASE("switch_to.within_epoch.ps_then_allreduce: server 0 stops handing out batches at the step trigger" *
+          doctest::timeout(120)) {
+  // 90 batches: the server stops handing out after the 30th of epoch 2; the 30 left make 7
+  // all-reduce steps of 4 (2 left over, as in any all-reduce epoch).
+  using sw = observed_within<strategy::switch_to<ps, ar, trigger::after_steps<90>>>;
+  check_within(train_within<sw>(3), 90, "ps", "allreduce", 30 + 28);
+}
+
+TEST_CASE("switch_to.within_epoch.allreduce_then_ps: every worker stops at the same step" * doctest::timeout(120)) {
+  // 90 batches: all-reduce steps train 4, so the switch lands after 92 (8 steps into epoch 2);
+  // the parameter server hands out the 28 batches left.
+  using sw = observed_within<strategy::switch_to<ar, ps, trigger::after_steps<90>>>;
+  check_within(train_within<sw>(3), 92, "allreduce", "ps", 32 + 28);
 }

@@ -12,3 +12,11 @@ TEST_CASE("after_steps: fires at the end of the epoch in which the workers' step
   switchyard::trigger::after_steps<100> exact;
   CHECK(exact.fire(record(1, 1.0, 0.0, 100)));
 }
+
+TEST_CASE("after_steps.fire_at: fires inside the epoch at the first step boundary where N is reached") {
+  const switchyard::trigger::after_steps t{250};
+  static_assert(switchyard::trigger::within_epoch<switchyard::trigger::after_steps<>>);
+  CHECK(!t.fire_at({249}));
+  CHECK(t.fire_at({250}));
+  CHECK(t.fire_at({252}));
+}

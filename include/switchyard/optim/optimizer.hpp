@@ -64,9 +64,18 @@ class optimizer_base {
     state_ = std::move(state);
   }
 
-  /// The learning rate the next step will use: the schedule's, times the scale, times the ramp of
-  /// a warm-up started by `rewarm`.
-  [[nodiscard]] double learning_rate() const { return rate_at(state_.step); }
+  /// The learning rate the next step will use: the schedule's at the state's clock, times the
+  /// scale, times the ramp of a warm-up started by `rewarm`.
+  [[nodiscard]] double learning_rate() const { return rate_at(state_.clock, state_.step); }
+  /// How far each step moves the schedule's clock: the number of batches one update trains.
+  /// Schedules count batches, not updates, so that a schedule means the same under every
+  /// strategy: an all-reduce update over W workers trains W batches (the strategy sets W), an
+  /// asynchronous parameter server's update one. 1 by default.
+  void set_schedule_stride(std::uint64_t batches) {
+    if (batches == 0) switchyard::detail::raise<usage_error>("optim: the schedule stride must be at least 1 batch");
+    stride_ = batches;
+  }
+  [[nodiscard]] std::uint64_t schedule_stride() const noexcept { return stride_; }
   /// Ramps the learning rate up again, linearly from 1/`steps` of the schedule's rate to all of it
   /// over the next `steps` steps: a strategy switch that changes how often and how noisily the
   /// optimizer steps restarts gently this way. 0 steps: no ramp.
@@ -100,13 +109,14 @@ class optimizer_base {
           who, "::step: ", params.size(), " parameters and ", grads.size(),
           " gradients for a state of ", state_.size));
     }
-    const double rate = rate_at(state_.step);
+    const double rate = rate_at(state_.clock, state_.step);
     ++state_.step;
+    state_.clock += stride_;
     return static_cast<T>(rate);
   }
 
-  [[nodiscard]] double rate_at(std::uint64_t step) const {
-    double rate = schedule_.lr(step) * learning_rate_scale_;
+  [[nodiscard]] double rate_at(std::uint64_t clock, std::uint64_t step) const {
+    double rate = schedule_.lr(clock) * learning_rate_scale_;
     if (step >= rewarm_from_ && step - rewarm_from_ < rewarm_steps_) {
       rate *= static_cast<double>(step - rewarm_from_ + 1) / static_cast<double>(rewarm_steps_);
     }
@@ -118,6 +128,7 @@ class optimizer_base {
   double learning_rate_scale_ = 1.0;
   std::uint64_t rewarm_from_ = 0;
   std::uint64_t rewarm_steps_ = 0;
+  std::uint64_t stride_ = 1;
 };
 
 }  // namespace detail

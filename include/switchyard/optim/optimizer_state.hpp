@@ -12,8 +12,9 @@
 
 namespace switchyard::optim {
 
-/// @brief An optimizer's state over `size` parameters: the number of steps taken and its slots,
-/// each one value per parameter (none for SGD; the velocity for momentum; m then v for Adam).
+/// @brief An optimizer's state over `size` parameters: the number of steps taken, the position of
+/// its learning-rate schedule, and its slots, each one value per parameter (none for SGD; the
+/// velocity for momentum; m then v for Adam).
 ///
 /// Element `i` of every slot belongs to parameter `i`, so the state of a contiguous shard of the
 /// parameters is the same range of every slot (`slice`), and shards put back in order give the
@@ -35,15 +36,16 @@ struct optimizer_state {
   std::uint64_t step = 0;                // updates applied so far
   std::uint64_t size = 0;                // parameters covered; every slot has this many values
   std::vector<std::vector<T>> slots;     // per-parameter buffers, in the optimizer's order
+  std::uint64_t clock = 0;               // the schedule's position: batches trained so far
 
-  /// The state of parameters [first, first + count): same step, each slot's range.
+  /// The state of parameters [first, first + count): same step and clock, each slot's range.
   [[nodiscard]] optimizer_state slice(std::size_t first, std::size_t count) const {
     if (first > size || count > size - first) {
       switchyard::detail::raise<usage_error>(switchyard::detail::str(
           "optim::optimizer_state::slice: range [", first, ", ", first + count,
           ") exceeds the ", size, " parameters of the state"));
     }
-    optimizer_state part{step, count, {}};
+    optimizer_state part{step, count, {}, clock};
     part.slots.reserve(slots.size());
     for (const std::vector<T>& slot : slots) {
       const auto begin = slot.begin() + static_cast<std::ptrdiff_t>(first);
@@ -53,19 +55,20 @@ struct optimizer_state {
   }
 
   /// The state of the concatenation of `shards` (in parameter order). All shards must have the
-  /// same step and slot count: they are slices of one optimizer's state stepped in lockstep.
+  /// same step, clock and slot count: they are slices of one optimizer's state stepped in lockstep.
   [[nodiscard]] static optimizer_state assemble(std::span<const optimizer_state> shards) {
     if (shards.empty()) {
       switchyard::detail::raise<usage_error>("optim::optimizer_state::assemble: no shards");
     }
-    optimizer_state whole{shards.front().step, 0, std::vector<std::vector<T>>(shards.front().slots.size())};
+    optimizer_state whole{shards.front().step, 0, std::vector<std::vector<T>>(shards.front().slots.size()),
+                          shards.front().clock};
     for (std::size_t k = 0; k < shards.size(); ++k) {
       const optimizer_state& shard = shards[k];
-      if (shard.step != whole.step || shard.slots.size() != whole.slots.size()) {
+      if (shard.step != whole.step || shard.clock != whole.clock || shard.slots.size() != whole.slots.size()) {
         switchyard::detail::raise<usage_error>(switchyard::detail::str(
-            "optim::optimizer_state::assemble: shard ", k, " has step ", shard.step, " and ",
-            shard.slots.size(), " slots, shard 0 has step ", whole.step, " and ",
-            whole.slots.size(), " slots"));
+            "optim::optimizer_state::assemble: shard ", k, " has step ", shard.step, ", clock ", shard.clock,
+            " and ", shard.slots.size(), " slots, shard 0 has step ", whole.step, ", clock ", whole.clock,
+            " and ", whole.slots.size(), " slots"));
       }
       whole.size += shard.size;
     }
@@ -88,6 +91,7 @@ void serialize(Archive& archive, optimizer_state<T>& state, const unsigned int /
   archive & state.step;
   archive & state.size;
   archive & state.slots;
+  archive & state.clock;
 }
 
 }  // namespace switchyard::optim

@@ -28,9 +28,14 @@ class all_reduce {
  public:
   [[nodiscard]] std::string_view name() const noexcept { return "allreduce"; }
 
+  /// Broadcasts rank 0's parameters; each update trains one batch per rank, which the optimizer's
+  /// schedule counts (`set_schedule_stride`, when it has one).
   template <class Transport, class Model, class Optimizer>
-  void setup(Transport& t, Model& model, Optimizer&) {
+  void setup(Transport& t, Model& model, Optimizer& optimizer) {
     collective::broadcast(t, model.parameters(), 0);
+    if constexpr (requires { optimizer.set_schedule_stride(std::uint64_t{1}); }) {
+      optimizer.set_schedule_stride(static_cast<std::uint64_t>(t.size()));
+    }
   }
 
   template <class Transport>

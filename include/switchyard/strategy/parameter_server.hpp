@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -123,6 +124,13 @@ class parameter_server {
   template <class Transport, class Model, class Optimizer>
   train::step_outcome step(Transport& t, Model& model, Optimizer& optimizer);
 
+  /// Server 0, which hands out the batches, stops handing them out once `rule(n)` is true for the
+  /// n batches of this part of the epoch handed out so far; the workers finish the ones they hold.
+  /// What a `switch_to` with a step trigger installs (asynchronous and bounded consistency only).
+  void stop_when(std::function<bool(std::size_t)> rule) { stop_rule_ = std::move(rule); }
+  /// On server 0, after the rule stopped this part of the epoch: the batches it handed out.
+  [[nodiscard]] std::optional<std::size_t> stopped_after() const noexcept { return stopped_after_; }
+
   /// On a server: applies pushes and answers pulls until every worker said it finished the epoch.
   template <class Transport, class Model, class Optimizer>
   void serve(Transport& t, Model& model, Optimizer& optimizer);
@@ -184,6 +192,8 @@ class parameter_server {
   std::size_t batches_ = 0;               // in this epoch
   std::size_t next_batch_ = 0;            // server 0: the next batch to hand out
   std::int64_t assignment_ = -1;          // worker: the batch server 0 handed out with its reply
+  std::function<bool(std::size_t)> stop_rule_;   // server 0: when to stop handing out batches
+  std::optional<std::size_t> stopped_after_;     // server 0: batches handed out when it stopped
   std::vector<std::uint64_t> completed_;  // pushes applied per worker this epoch
   std::vector<bool> active_;              // workers that have not finished this epoch
   std::vector<bool> waiting_;             // workers whose reply is held back
@@ -230,6 +240,10 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   if (worker_index(t)) return;
   const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
+  // A synchronous update averages one batch of every worker; the others apply one batch each.
+  if constexpr (requires { optimizer.set_schedule_stride(std::uint64_t{1}); }) {
+    optimizer.set_schedule_stride(std::is_same_v<Consistency, consistency::sync> ? workers_ : 1);
+  }
   completed_.assign(workers_, 0);
   active_.assign(workers_, true);
   waiting_.assign(workers_, false);
@@ -243,6 +257,7 @@ template <class Consistency>
 template <class Transport>
 void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batches) {
   batches_ = batches;
+  stopped_after_.reset();
   if (worker_index(t)) return;
   std::fill(completed_.begin(), completed_.end(), 0);
   for (std::size_t w = 0; w < workers_; ++w) active_[w] = w < batches;
@@ -287,7 +302,9 @@ template <class Transport, class Span>
 void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
   t.send(std::span<const float>(shard_parameters), static_cast<int>(worker), pull_tag);
   if (assigns_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
-    const std::int64_t assignment = next_batch_ < batches_ ? static_cast<std::int64_t>(next_batch_++) : -1;
+    if (!stopped_after_ && next_batch_ < batches_ && stop_rule_ && stop_rule_(next_batch_)) stopped_after_ = next_batch_;
+    const bool more = !stopped_after_ && next_batch_ < batches_;
+    const std::int64_t assignment = more ? static_cast<std::int64_t>(next_batch_++) : -1;
     t.send(std::span<const std::int64_t>(&assignment, 1), static_cast<int>(worker), assign_tag);
   }
 }
@@ -375,9 +392,10 @@ void parameter_server<Consistency>::hand_over(Transport& t, Model&, Optimizer& o
     optim::optimizer_state<value>& piece = shards[s];
     piece.size = b.size;
     piece.slots.assign(own.slots.size(), std::vector<value>(b.size));
-    std::array<std::uint64_t, 1> step{s == mine ? own.step : 0};
-    collective::broadcast(t, step, server_rank(s));
-    piece.step = step[0];
+    std::array<std::uint64_t, 2> counters{s == mine ? own.step : 0, s == mine ? own.clock : 0};
+    collective::broadcast(t, counters, server_rank(s));
+    piece.step = counters[0];
+    piece.clock = counters[1];
     for (std::size_t k = 0; k < piece.slots.size(); ++k) {
       if (s == mine) piece.slots[k] = own.slots[k];
       collective::broadcast(t, piece.slots[k], server_rank(s));

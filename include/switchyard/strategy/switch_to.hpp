@@ -2,13 +2,17 @@
 // trigger chosen at compile time. Itself a strategy, so switches nest into chains.
 #pragma once
 
+#include <switchyard/collective/allreduce.hpp>
 #include <switchyard/core/error.hpp>
+#include <switchyard/core/operations.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/train/strategy.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -34,7 +38,13 @@ struct switch_options {
 /// @brief Trains under `First` until `Trigger` fires, then under `Second`.
 ///
 /// The trigger sees the epoch record every rank agrees on after each epoch, so every rank switches
-/// after the same epoch without a message of its own. At the switch, the first stage hands over:
+/// after the same epoch without a message of its own. A trigger that can also fire between steps
+/// (`trigger::within_epoch`, such as `after_steps`) switches inside the epoch: in a synchronous
+/// first stage every worker asks it after each step with the same count of batches and they stop
+/// together; in an asynchronous parameter-server stage server 0 asks it before handing out each
+/// batch and stops handing them out. Either way, at the end of that part of the epoch one
+/// all-reduce tells every rank whether and after how many batches the stage stopped, and the
+/// second stage trains the rest of the epoch. At the switch, the first stage hands over:
 /// the parameters and the whole optimizer state reach every rank (a parameter server assembles its
 /// servers' shards); the momentum and learning-rate options apply; then the second stage sets up
 /// from that state, with the data re-sharded over its own workers from the next epoch on. A
@@ -59,8 +69,12 @@ class switch_to {
   [[nodiscard]] const switch_options& options() const noexcept { return options_; }
   /// Whether the switch happened.
   [[nodiscard]] bool switched() const noexcept { return switched_after_.has_value(); }
-  /// The epoch after which it happened.
+  /// The last epoch the first stage trained entirely (a switch inside epoch e gives e - 1).
   [[nodiscard]] std::optional<std::size_t> switched_after_epoch() const noexcept { return switched_after_; }
+  /// The batches (worker steps, all workers together) the first stage trained.
+  [[nodiscard]] std::optional<std::uint64_t> switched_after_batches() const noexcept {
+    return switched() ? std::optional<std::uint64_t>(trained_) : std::nullopt;
+  }
 
   /// The active stage's name.
   [[nodiscard]] std::string_view name() const { return switched() ? std::string_view(second_.name()) : first_.name(); }
@@ -92,6 +106,18 @@ class switch_to {
 
   template <class Transport>
   void begin_epoch(Transport& t, std::size_t batches) {
+    resume_at_.reset();
+    part_steps_ = 0;
+    stopping_ = false;
+    if constexpr (trigger::within_epoch<Trigger>) {
+      if constexpr (requires { first_.stop_when(std::function<bool(std::size_t)>{}); }) {
+        if (!switched()) {
+          first_.stop_when([this](std::size_t handed_out) {
+            return static_cast<bool>(trigger_.fire_at(trigger::progress{trained_ + handed_out}));
+          });
+        }
+      }
+    }
     active([&](auto& s) {
       if constexpr (requires { s.begin_epoch(t, batches); }) s.begin_epoch(t, batches);
     });
@@ -99,7 +125,20 @@ class switch_to {
 
   template <class Transport, class Model, class Optimizer>
   train::step_outcome step(Transport& t, Model& m, Optimizer& o) {
-    return active([&](auto& s) { return s.step(t, m, o); });
+    if (switched()) return second_.step(t, m, o);
+    train::step_outcome outcome = first_.step(t, m, o);
+    if constexpr (trigger::within_epoch<Trigger>) {
+      // A synchronous stage: every worker counts the same batches and decides the same.
+      if (!assigns(first_)) {
+        ++part_steps_;
+        const std::uint64_t batches = part_steps_ * first_.worker_count(t);
+        if (!stopping_ && trigger_.fire_at(trigger::progress{trained_ + batches})) {
+          stopping_ = true;
+          outcome.last = true;
+        }
+      }
+    }
+    return outcome;
   }
 
   template <class Transport, class Model, class Optimizer>
@@ -111,9 +150,36 @@ class switch_to {
 
   template <class Transport, class Model, class Optimizer>
   void end_epoch(Transport& t, Model& m, Optimizer& o) {
+    const bool first_active = !switched();
     active([&](auto& s) {
       if constexpr (requires { s.end_epoch(t, m, o); }) s.end_epoch(t, m, o);
     });
+    if constexpr (trigger::within_epoch<Trigger>) {
+      if (!first_active) return;
+      // Did the stage stop inside the epoch, and after how many of its batches? The workers of
+      // a synchronous stage know; of an asynchronous one, the rank that handed out the batches.
+      std::array<std::uint64_t, 2> stopped{stopping_ ? 1u : 0u, stopping_ ? part_steps_ * first_.worker_count(t) : 0};
+      if constexpr (requires { first_.stopped_after(); }) {
+        if (const std::optional<std::size_t> handed_out = first_.stopped_after()) stopped = {1, *handed_out};
+      }
+      collective::allreduce(t, stopped, ops::max{});
+      if (stopped[0] == 0) return;
+      trained_ += stopped[1];
+      resume_at_ = static_cast<std::size_t>(stopped[1]);
+      switch_now(t, m, o);
+    }
+  }
+
+  /// After an `end_epoch` that switched inside the epoch: the batches of that part the first
+  /// stage trained; the trainer trains the rest under the second stage.
+  [[nodiscard]] std::optional<std::size_t> resume_at() const {
+    if (resume_at_) return resume_at_;
+    if (!switched()) return std::nullopt;
+    if constexpr (requires { second_.resume_at(); }) {
+      return second_.resume_at();
+    } else {
+      return std::nullopt;
+    }
   }
 
   /// After each epoch: the active stage hears the record first (a nested switch may fire); then,
@@ -123,11 +189,10 @@ class switch_to {
     active([&](auto& s) {
       if constexpr (requires { s.after_epoch(t, m, o, record); }) s.after_epoch(t, m, o, record);
     });
-    if (switched() || !static_cast<bool>(trigger_.fire(record))) return;
-    hand_over_stage(first_, t, m, o);
-    apply_options(o);
-    second_.setup(t, m, o);
-    switched_after_ = record.epoch;
+    if (switched()) return;
+    ++epochs_;
+    trained_ += record.steps;
+    if (static_cast<bool>(trigger_.fire(record))) switch_now(t, m, o);
   }
 
   template <class Transport, class Model, class Optimizer>
@@ -148,6 +213,24 @@ class switch_to {
   template <class F>
   decltype(auto) active(F&& f) const {
     return switched() ? std::forward<F>(f)(second_) : std::forward<F>(f)(first_);
+  }
+
+  template <class Stage>
+  static bool assigns(const Stage& s) {
+    if constexpr (requires { s.assigns_batches(); }) {
+      return s.assigns_batches();
+    } else {
+      return false;
+    }
+  }
+
+  template <class Transport, class Model, class Optimizer>
+  void switch_now(Transport& t, Model& m, Optimizer& o) {
+    if constexpr (requires { first_.stop_when(std::function<bool(std::size_t)>{}); }) first_.stop_when({});
+    hand_over_stage(first_, t, m, o);
+    apply_options(o);
+    second_.setup(t, m, o);
+    switched_after_ = epochs_;
   }
 
   template <class Stage, class Transport, class Model, class Optimizer>
@@ -175,6 +258,12 @@ class switch_to {
   Trigger trigger_{};
   switch_options options_{};
   std::optional<std::size_t> switched_after_;
+  std::size_t epochs_ = 0;           // epochs the first stage trained entirely
+  std::uint64_t trained_ = 0;        // batches the first stage trained
+  // The current part of an epoch.
+  std::uint64_t part_steps_ = 0;     // steps of a synchronous first stage, on each worker
+  bool stopping_ = false;            // the trigger fired at one of them
+  std::optional<std::size_t> resume_at_;
 };
 
 }  // namespace switchyard::strategy

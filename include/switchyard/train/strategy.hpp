@@ -18,6 +18,9 @@ struct step_outcome {
   /// The batch this worker trains next, for strategies that hand batches out (`assigns_batches()`
   /// true); empty when the epoch has no more batches for it.
   std::optional<std::size_t> next_batch;
+  /// For strategies that do not hand batches out: this worker's last step in this stage (a switch
+  /// inside the epoch). Every worker of a synchronous stage says so at the same step.
+  bool last = false;
 };
 
 /// @brief A Strategy for models `M`, optimizers `O` and transports `T`.
@@ -43,7 +46,8 @@ struct step_outcome {
 ///                                // sequence), step() says which batch it trains next, so fast
 ///                                // workers take more batches (an asynchronous parameter server);
 ///                                // false or absent: worker w trains batches w, w + W, w + 2W, ...
-/// s.begin_epoch(t, batches);     // before each epoch: the number of batches it holds
+/// s.begin_epoch(t, batches);     // before each epoch (or the rest of one, after a switch inside
+///                                // it): the number of batches it holds
 /// s.serve(t, m, o);       // on ranks without a worker index, during each epoch: returns when
 ///                         // the workers have finished the epoch (a parameter server's loop)
 /// s.end_epoch(t, m, o);   // collective, after each epoch's steps and before its evaluation:
@@ -51,6 +55,14 @@ struct step_outcome {
 /// s.after_epoch(t, m, o, record);   // after each epoch, with the record every rank agrees on
 /// s.hand_over(t, m, o);   // collective: afterwards every rank holds the whole training state
 ///                         // (parameters and optimizer state), ready for another strategy
+/// std::optional<std::size_t> k = s.resume_at();   // after end_epoch: set when the stage changed
+///                         // inside the epoch, after k of the batches given to begin_epoch; the
+///                         // trainer then trains the rest of the epoch, from begin_epoch on, under
+///                         // the strategy's new stage (a `strategy::switch_to` at a step trigger)
+/// s.stop_when(rule);      // a strategy that hands out batches: stop handing them out once
+///                         // rule(n) is true, n the batches of this part of the epoch handed out
+///                         // so far (`std::function<bool(std::size_t)>`); then on the rank that
+///                         // decided, s.stopped_after() gives that n (else it is empty)
 /// @endcode
 template <class S, class M, class O, class T>
 concept strategy = requires(S& s, T& t, M& m, O& o) {

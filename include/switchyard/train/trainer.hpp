@@ -29,6 +29,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -120,59 +121,76 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
   history result;
   const auto started = clock::now();
   for (std::size_t epoch = 1; epoch <= options_.epochs; ++epoch) {
-    // Asked each epoch: a strategy that switches changes its workers and its name.
-    const std::size_t workers = strategy_.worker_count(t);
-    const std::optional<std::size_t> worker = strategy_.worker_index(t);
-    const std::string stage(strategy_.name());
-    if (workers * options_.batch_size > train->size()) {
-      detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": ", workers, " workers x batch ",
-                                             options_.batch_size, " need more than the ", train->size(),
-                                             " training examples"));
-    }
     // The epoch's batches in order, as one sequence: worker w's step s is batch s * W + w, or,
     // under a strategy that hands out batches, whichever batch it assigns next.
     const data::shard_plan plan(train->size(), 1, options_.batch_size, options_.seed, epoch);
-    const std::size_t per_worker = plan.steps() / workers;
-    bool assigned = false;
-    if constexpr (requires { strategy_.assigns_batches(); }) assigned = strategy_.assigns_batches();
-    const std::size_t batches = assigned ? plan.steps() : per_worker * workers;
-    if constexpr (requires { strategy_.begin_epoch(t, batches); }) strategy_.begin_epoch(t, batches);
     const auto epoch_started = clock::now();
     double loss_sum = 0.0;
     std::uint64_t bytes = 0;
     std::size_t steps = 0;
-    if (worker) {
-      std::size_t next = *worker;
-      bool more = next < batches;
-      for (std::size_t s = 0; more; ++s) {
-        const data::batch_view batch = loader.gather(plan.batch(0, next));
-        const auto before = clock::now();
-        const double loss = model_.forward_backward(batch);
-        const auto computed = clock::now();
-        const step_outcome outcome = strategy_.step(t, model_, optimizer_);
-        const auto stepped = clock::now();
-        if (assigned) {
-          more = outcome.next_batch.has_value();
-          next = outcome.next_batch.value_or(0);
-        } else {
-          more = s + 1 < per_worker;
-          next = (s + 1) * workers + *worker;
+    std::string stage;
+    // Batches of the sequence trained so far: a switch inside the epoch leaves the rest to the
+    // next stage, which trains them as the next part of the epoch.
+    std::size_t from = 0;
+    for (bool more_parts = true; more_parts;) {
+      more_parts = false;
+      // Asked for each part: a strategy that switches changes its workers and its name.
+      const std::size_t workers = strategy_.worker_count(t);
+      const std::optional<std::size_t> worker = strategy_.worker_index(t);
+      const std::string_view part_stage = strategy_.name();
+      if (!stage.empty()) stage += '>';
+      stage += part_stage;
+      if (workers * options_.batch_size > train->size()) {
+        detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": ", workers, " workers x batch ",
+                                               options_.batch_size, " need more than the ", train->size(),
+                                               " training examples"));
+      }
+      const std::size_t remaining = plan.steps() - from;
+      const std::size_t per_worker = remaining / workers;
+      bool assigned = false;
+      if constexpr (requires { strategy_.assigns_batches(); }) assigned = strategy_.assigns_batches();
+      const std::size_t batches = assigned ? remaining : per_worker * workers;
+      if constexpr (requires { strategy_.begin_epoch(t, batches); }) strategy_.begin_epoch(t, batches);
+      if (worker) {
+        std::size_t next = *worker;
+        bool more = next < batches;
+        for (std::size_t s = 0; more; ++s) {
+          const data::batch_view batch = loader.gather(plan.batch(0, from + next));
+          const auto before = clock::now();
+          const double loss = model_.forward_backward(batch);
+          const auto computed = clock::now();
+          const step_outcome outcome = strategy_.step(t, model_, optimizer_);
+          const auto stepped = clock::now();
+          if (assigned) {
+            more = outcome.next_batch.has_value();
+            next = outcome.next_batch.value_or(0);
+          } else {
+            more = !outcome.last && s + 1 < per_worker;
+            next = (s + 1) * workers + *worker;
+          }
+          loss_sum += loss;
+          bytes += outcome.bytes_sent;
+          ++steps;
+          if (!step_callbacks_.empty()) {
+            const step_record record{epoch, steps - 1, t.rank(), loss,
+                                     std::chrono::duration<double>(computed - before).count(),
+                                     std::chrono::duration<double>(stepped - computed).count(), outcome.bytes_sent,
+                                     std::string(part_stage)};
+            for (auto& callback : step_callbacks_) callback(record);
+          }
         }
-        loss_sum += loss;
-        bytes += outcome.bytes_sent;
-        ++steps;
-        if (!step_callbacks_.empty()) {
-          const step_record record{epoch, s, t.rank(), loss,
-                                   std::chrono::duration<double>(computed - before).count(),
-                                   std::chrono::duration<double>(stepped - computed).count(), outcome.bytes_sent, stage};
-          for (auto& callback : step_callbacks_) callback(record);
+      } else if constexpr (requires { strategy_.serve(t, model_, optimizer_); }) {
+        strategy_.serve(t, model_, optimizer_);
+      }
+      if constexpr (requires { strategy_.end_epoch(t, model_, optimizer_); }) {
+        strategy_.end_epoch(t, model_, optimizer_);
+      }
+      if constexpr (requires { strategy_.resume_at(); }) {
+        if (const std::optional<std::size_t> trained = strategy_.resume_at()) {
+          from += *trained;
+          more_parts = from < plan.steps();
         }
       }
-    } else if constexpr (requires { strategy_.serve(t, model_, optimizer_); }) {
-      strategy_.serve(t, model_, optimizer_);
-    }
-    if constexpr (requires { strategy_.end_epoch(t, model_, optimizer_); }) {
-      strategy_.end_epoch(t, model_, optimizer_);
     }
     const double train_seconds = std::chrono::duration<double>(clock::now() - epoch_started).count();
     const nn::evaluation tested = evaluate(t, test);

@@ -2,14 +2,20 @@
 #pragma once
 
 #include <switchyard/train/history.hpp>
+#include <switchyard/trigger/trigger.hpp>
 
 #include <cstddef>
 
 namespace switchyard::trigger {
 
-/// @brief Fires at the end of the first epoch by which the workers together have taken at least
-/// N steps. Switches happen between epochs, so the switch lands on the epoch boundary that
-/// follows step N.
+/// @brief Fires once the workers together have taken at least N steps (trained N batches): inside
+/// the epoch, at the first step boundary where the count reaches N (`fire_at`), so a switch lands
+/// there; `fire`, at the end of an epoch, fires if it has been reached by then.
+///
+/// In a synchronous stage of W workers the count moves W batches per step, so the switch lands on
+/// the first multiple of W at or above N. In an asynchronous stage the coordinator stops handing
+/// out batches at N, but the first batch of each worker in an epoch is handed out before any
+/// step, so an N below that is reached only after those.
 template <std::size_t N = 1>
 struct after_steps {
   std::size_t steps = N;
@@ -20,6 +26,7 @@ struct after_steps {
     taken += record.steps;
     return taken >= steps;
   }
+  [[nodiscard]] constexpr bool fire_at(const progress& p) const noexcept { return p.batches >= steps; }
 };
 after_steps(std::size_t) -> after_steps<1>;
 

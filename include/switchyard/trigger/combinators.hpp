@@ -9,6 +9,17 @@
 
 namespace switchyard::trigger {
 
+namespace detail {
+template <class Trigger>
+bool fires_at(Trigger& t, const progress& p) {
+  if constexpr (within_epoch<Trigger>) {
+    return static_cast<bool>(t.fire_at(p));
+  } else {
+    return false;
+  }
+}
+}  // namespace detail
+
 /// @brief Fires when any of its triggers fires. Every trigger sees every record (so stateful
 /// ones stay current).
 /// @code
@@ -22,6 +33,12 @@ struct any_of {
   bool fire(const train::epoch_record& record) {
     return std::apply([&](auto&... t) { return (false | ... | static_cast<bool>(t.fire(record))); }, triggers);
   }
+  /// Inside an epoch: any of those triggers that can fire there.
+  bool fire_at(const progress& p)
+    requires(within_epoch<Triggers> || ...)
+  {
+    return std::apply([&](auto&... t) { return (false | ... | detail::fires_at(t, p)); }, triggers);
+  }
 };
 template <class... Triggers>
 any_of(Triggers...) -> any_of<Triggers...>;
@@ -34,6 +51,12 @@ struct all_of {
   constexpr explicit all_of(Triggers... t) : triggers(std::move(t)...) {}
   bool fire(const train::epoch_record& record) {
     return std::apply([&](auto&... t) { return (true & ... & static_cast<bool>(t.fire(record))); }, triggers);
+  }
+  /// Inside an epoch, when every one of those triggers can fire there: all of them.
+  bool fire_at(const progress& p)
+    requires(within_epoch<Triggers> && ...)
+  {
+    return std::apply([&](auto&... t) { return (true & ... & static_cast<bool>(t.fire_at(p))); }, triggers);
   }
 };
 template <class... Triggers>
