@@ -4,24 +4,9 @@
 //   build/examples/fashion_mnist --model mlp --ranks 4 --epochs 15 --summary run.json
 //   build/examples/fashion_mnist --strategy ps --servers 1 --consistency bounded:2 --ranks 4 --straggler 2:3.0
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
-#include <switchyard/data/fashion_mnist.hpp>
-#include <switchyard/nn/cnn.hpp>
-#include <switchyard/nn/mlp.hpp>
-#include <switchyard/optim/adam.hpp>
-#include <switchyard/optim/cosine.hpp>
-#include <switchyard/optim/momentum.hpp>
-#include <switchyard/optim/sgd.hpp>
-#include <switchyard/optim/warmup.hpp>
-#include <switchyard/strategy/all_reduce.hpp>
-#include <switchyard/strategy/parameter_server.hpp>
-#include <switchyard/strategy/switch_to.hpp>
-#include <switchyard/train/epoch_log.hpp>
-#include <switchyard/train/trainer.hpp>
+#include "fashion_mnist_runs.hpp"
+
 #include <switchyard/transport/inproc.hpp>
-#include <switchyard/trigger/after_epochs.hpp>
-#include <switchyard/trigger/after_seconds.hpp>
-#include <switchyard/trigger/after_steps.hpp>
-#include <switchyard/trigger/loss_plateau.hpp>
 #if SWITCHYARD_HAS_MPI
 #include <switchyard/transport/mpi.hpp>
 #endif
@@ -30,242 +15,15 @@
 #include <fmt/core.h>
 #include <fmt/os.h>
 
-#include <algorithm>
-#include <array>
-#include <chrono>
-#include <stdexcept>
-#include <thread>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <iostream>
 #include <optional>
 #include <string>
 
 namespace sy = switchyard;
+using namespace example;
 
 namespace {
-
-struct config {
-  std::string model = "mlp";
-  std::string strategy = "switch";
-  std::size_t servers = 1;
-  std::string consistency = "async";
-  std::string straggler;
-  std::string first = "ps";
-  std::string second = "allreduce";
-  std::string trigger = "epochs:3";
-  std::uint64_t switch_warmup = 0;
-  std::string optimizer = "adam";
-  int ranks = 4;
-  std::size_t epochs = 15;
-  std::size_t batch = 64;
-  double lr = 1e-3;
-  std::size_t warmup_steps = 200;
-  std::uint64_t seed = 42;
-  int blas_threads = 1;
-  std::string data_dir;
-  std::string log;
-  std::string summary;
-  bool quiet = false;
-};
-
-// --straggler RANK:FACTOR: that worker sleeps (FACTOR - 1) times its own compute time each step.
-struct straggler {
-  int rank = -1;
-  double factor = 1.0;
-};
-
-straggler parse_straggler(const std::string& text) {
-  if (text.empty()) return {};
-  const auto colon = text.find(':');
-  straggler s;
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument(text);
-    s.rank = std::stoi(text.substr(0, colon));
-    s.factor = std::stod(text.substr(colon + 1));
-  } catch (const std::logic_error&) {
-    throw sy::usage_error(fmt::format("--straggler takes RANK:FACTOR (for example 3:2.0), got '{}'", text));
-  }
-  if (s.rank < 0 || s.factor < 1.0) {
-    throw sy::usage_error(fmt::format("--straggler needs a rank >= 0 and a factor >= 1, got '{}'", text));
-  }
-  return s;
-}
-
-// What a run leaves for the summary: the epochs, and the parameter servers' measurements summed
-// over ranks (zero under all-reduce).
-struct run_result {
-  sy::train::history history;
-  double max_staleness = 0;
-  double mean_staleness = 0;
-  double server_busy_fraction = 0;
-  double worker_wait_seconds = 0;
-};
-
-// The parameter server's measurements, found in a switch's stages too.
-template <class Strategy>
-const sy::strategy::ps_statistics* ps_statistics_of(const Strategy& strategy) {
-  if constexpr (requires { strategy.statistics(); }) {
-    return &strategy.statistics();
-  } else if constexpr (requires { strategy.first(); strategy.second(); }) {
-    const sy::strategy::ps_statistics* found = ps_statistics_of(strategy.first());
-    return found != nullptr ? found : ps_statistics_of(strategy.second());
-  } else {
-    return nullptr;
-  }
-}
-
-template <class Transport, class Strategy>
-run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history) {
-  run_result result{std::move(history)};
-  // The same strategy type on every rank: all or none take part in these collectives.
-  if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
-    const sy::strategy::ps_statistics& s = *found;
-    double weighted = 0;
-    for (std::size_t k = 0; k < s.staleness.size(); ++k) weighted += static_cast<double>(k * s.staleness[k]);
-    std::array<double, 5> sums{weighted, static_cast<double>(s.updates), s.server_busy_seconds, s.server_seconds,
-                               s.worker_wait_seconds};
-    sy::collective::allreduce(t, sums, sy::ops::sum{});
-    std::array<double, 1> worst{static_cast<double>(s.max_staleness())};
-    sy::collective::allreduce(t, worst, sy::ops::max{});
-    result.max_staleness = worst[0];
-    result.mean_staleness = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
-    result.server_busy_fraction = sums[3] > 0 ? sums[2] / sums[3] : 0.0;
-    result.worker_wait_seconds = sums[4];
-  }
-  return result;
-}
-
-// --trigger epochs:N | steps:N | seconds:S | plateau:EPSILON[:WINDOW]. The command line picks the
-// trigger at run time, so the example wraps it in a trigger type of its own: the Trigger concept
-// asks for fire(record), and fire_at(progress) lets steps:N switch inside an epoch.
-struct chosen_trigger {
-  std::function<bool(const sy::train::epoch_record&)> decide;
-  std::function<bool(const sy::trigger::progress&)> decide_within;
-  bool fire(const sy::train::epoch_record& record) { return decide(record); }
-  bool fire_at(const sy::trigger::progress& p) { return decide_within(p); }
-};
-
-template <class Trigger>
-chosen_trigger choose(Trigger trigger) {
-  chosen_trigger chosen{[trigger](const sy::train::epoch_record& record) mutable {
-                          return static_cast<bool>(trigger.fire(record));
-                        },
-                        [](const sy::trigger::progress&) { return false; }};
-  if constexpr (sy::trigger::within_epoch<Trigger>) {
-    chosen.decide_within = [trigger](const sy::trigger::progress& p) mutable {
-      return static_cast<bool>(trigger.fire_at(p));
-    };
-  }
-  return chosen;
-}
-
-chosen_trigger parse_trigger(const std::string& text) {
-  const auto colon = text.find(':');
-  const std::string kind = text.substr(0, colon);
-  const std::string value = colon == std::string::npos ? "" : text.substr(colon + 1);
-  try {
-    if (kind == "epochs") return choose(sy::trigger::after_epochs{std::stoul(value)});
-    if (kind == "steps") return choose(sy::trigger::after_steps{std::stoul(value)});
-    if (kind == "seconds") return choose(sy::trigger::after_seconds{std::stod(value)});
-    if (kind == "plateau") {
-      const auto second_colon = value.find(':');
-      sy::trigger::loss_plateau plateau{std::stod(value.substr(0, second_colon))};
-      if (second_colon != std::string::npos) plateau.window = std::stoul(value.substr(second_colon + 1));
-      return choose(plateau);
-    }
-  } catch (const std::logic_error&) {
-  }
-  throw sy::usage_error(fmt::format(
-      "--trigger takes epochs:N, steps:N, seconds:S or plateau:EPSILON[:WINDOW], got '{}'", text));
-}
-
-template <class Transport, class Model, class Strategy>
-run_result train_model(Transport& t, Model& model, Strategy strategy, const config& c,
-                       const sy::data::fashion_mnist& data) {
-  // The schedules count batches trained, whatever the strategy: the cosine spans the run's.
-  const std::size_t steps = c.epochs * (data.train->size() / c.batch);
-  const std::size_t warm = std::min(c.warmup_steps, steps / 2);
-  const sy::optim::warmup schedule{warm, sy::optim::cosine{c.lr, std::max<std::size_t>(1, steps - warm)}};
-  const std::size_t size = model.parameters().size();
-  const straggler slow = parse_straggler(c.straggler);
-  // The straggler must work in every stage: under a parameter server the last ranks serve.
-  const auto ranks = static_cast<std::size_t>(t.size());
-  const std::size_t working = c.strategy == "allreduce" ? ranks : ranks - std::min(c.servers, ranks);
-  if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= working) {
-    throw sy::usage_error(fmt::format("--straggler names rank {}, but the workers are ranks 0 to {} ({} ranks{})",
-                                      slow.rank, working == 0 ? 0 : working - 1, ranks,
-                                      working < ranks ? ", the last ones serve" : ""));
-  }
-
-  sy::train::trainer_options options;
-  options.epochs = c.epochs;
-  options.batch_size = c.batch;
-  options.seed = c.seed;
-  options.blas_threads = c.blas_threads;
-  options.progress = t.rank() == 0 && !c.quiet ? &std::cout : nullptr;
-  std::optional<sy::train::epoch_log> log;
-  if (t.rank() == 0 && !c.log.empty()) log.emplace(c.log);
-
-  auto fit = [&](auto& optimizer) {
-    sy::train::trainer trainer{model, optimizer, strategy, options};
-    if (log) trainer.on_epoch([&](const sy::train::epoch_record& e) { log->write(e); });
-    if (slow.rank == t.rank()) {
-      trainer.on_step([&](const sy::train::step_record& s) {
-        std::this_thread::sleep_for(std::chrono::duration<double>((slow.factor - 1.0) * s.compute_seconds));
-      });
-    }
-    sy::train::history history = trainer.fit(t, data.train, *data.test);
-    return summarize(t, trainer.strategy(), std::move(history));
-  };
-  if (c.optimizer == "adam") {
-    sy::optim::adam optimizer{size, schedule};
-    return fit(optimizer);
-  }
-  if (c.optimizer == "momentum") {
-    sy::optim::momentum optimizer{size, schedule, 0.9};
-    return fit(optimizer);
-  }
-  sy::optim::sgd optimizer{size, schedule};
-  return fit(optimizer);
-}
-
-// Calls `use` with the parameter server that --servers and --consistency describe.
-template <class Use>
-auto with_parameter_server(const config& c, Use use) {
-  namespace consistency = sy::strategy::consistency;
-  if (c.consistency == "async") return use(sy::strategy::parameter_server<consistency::async>(c.servers));
-  if (c.consistency == "sync") return use(sy::strategy::parameter_server<consistency::sync>(c.servers));
-  const std::size_t bound = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
-  return use(sy::strategy::parameter_server(c.servers, consistency::bounded{bound}));
-}
-
-template <class Transport, class Model>
-run_result with_strategy(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data) {
-  const sy::strategy::all_reduce<> all_reduce;
-  if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data);
-  if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data); });
-  const chosen_trigger trigger = parse_trigger(c.trigger);
-  sy::strategy::switch_options options;
-  options.warmup_steps = c.switch_warmup;
-  return with_parameter_server(c, [&](auto ps) {
-    if (c.first == "ps") {
-      return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger, options}, c, data);
-    }
-    return train_model(t, model, sy::strategy::switch_to{all_reduce, ps, trigger, options}, c, data);
-  });
-}
-
-template <class Transport>
-run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
-  if (c.model == "cnn") {
-    sy::nn::cnn model{c.seed};
-    return with_strategy(t, model, c, data);
-  }
-  sy::nn::mlp model{c.seed};
-  return with_strategy(t, model, c, data);
-}
 
 void write_summary(const config& c, int ranks, const run_result& r) {
   const sy::train::history& h = r.history;
@@ -296,10 +54,7 @@ void write_summary(const config& c, int ranks, const run_result& r) {
 int main(int argc, char** argv) {
   config c;
   CLI::App app{"Train on Fashion-MNIST with a switchyard strategy (in process, or under mpirun)"};
-  app.add_option("--model", c.model, "Model")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
-  app.add_option("--ranks", c.ranks, "In-process ranks (ignored under mpirun, which sets the world)")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
+  add_training_options(app, c);
   app.add_option("--strategy", c.strategy, "Training strategy")
       ->check(CLI::IsMember({"allreduce", "ps", "switch"}))
       ->capture_default_str();
@@ -309,42 +64,8 @@ int main(int argc, char** argv) {
   app.add_option("--second", c.second, "With --strategy switch: the second stage (the other one)")
       ->check(CLI::IsMember({"ps", "allreduce"}))
       ->capture_default_str();
-  app.add_option("--trigger", c.trigger,
-                 "With --strategy switch: when to switch: epochs:N, steps:N, seconds:S or plateau:EPSILON[:WINDOW]")
-      ->capture_default_str();
-  app.add_option("--servers", c.servers, "Parameter-server ranks (the last ranks serve)")
-      ->check(CLI::Range(1, 255))
-      ->capture_default_str();
-  app.add_option("--consistency", c.consistency, "Parameter-server consistency: async, sync or bounded:K")
-      ->check([](const std::string& v) {
-        if (v == "async" || v == "sync") return std::string();
-        if (v.rfind("bounded:", 0) == 0 && v.size() > 8 &&
-            v.find_first_not_of("0123456789", 8) == std::string::npos) {
-          return std::string();
-        }
-        return "expected async, sync or bounded:K with K a whole number, got '" + v + "'";
-      })
-      ->capture_default_str();
-  app.add_option("--straggler", c.straggler,
-                 "RANK:FACTOR: that worker sleeps (FACTOR - 1) x its compute time after each step");
-  app.add_option("--epochs", c.epochs, "Epochs")->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
-  app.add_option("--lr", c.lr, "Peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--warmup", c.warmup_steps, "Linear warm-up over this many batches before the cosine decay")->capture_default_str();
-  app.add_option("--switch-warmup", c.switch_warmup,
-                 "With --strategy switch: optimizer steps over which the learning rate ramps up again after the switch")
-      ->capture_default_str();
-  app.add_option("--optimizer", c.optimizer, "Optimizer")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
-      ->capture_default_str();
-  app.add_option("--seed", c.seed, "Seed of the initial model and the data order")->capture_default_str();
-  app.add_option("--blas-threads", c.blas_threads, "OpenBLAS threads per rank")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  app.add_option("--data", c.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
   app.add_option("--log", c.log, "Per-epoch log: CSV if the name ends in .csv, else JSON lines");
   app.add_option("--summary", c.summary, "Write a JSON summary of the run here");
-  app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
   CLI11_PARSE(app, argc, argv);
 
 #if SWITCHYARD_HAS_MPI
@@ -355,14 +76,8 @@ int main(int argc, char** argv) {
   const bool under_mpi = false;
 #endif
   try {
-    parse_straggler(c.straggler);
-    if (c.strategy == "switch") {
-      parse_trigger(c.trigger);
-      if (c.first == c.second) {
-        throw sy::usage_error(fmt::format("--first and --second are both '{}': a switch needs two strategies", c.first));
-      }
-    }
-    const auto data = c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
+    check_settings(c);
+    const auto data = load_data(c);
     run_result result;
     int ranks = c.ranks;
     int rank = 0;
@@ -398,3 +113,4 @@ int main(int argc, char** argv) {
   }
   return EXIT_SUCCESS;
 }
+
