@@ -3,5 +3,7 @@
 #include <switchyard/transport/inproc.hpp>
 
 int main() {
-  switchyard::transport::run_inproc(2, [](const switchyard::transport::inproc& t) { switchyard::collective::barrier(t); });
+  switchyard::transport::run_inproc(2, [](const switchyard::transport::inproc& t) {
+    switchyard::collective::barrier(t);
+  });
 }

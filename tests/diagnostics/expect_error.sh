@@ -9,7 +9,8 @@ if output=$("$@" "$source" 2>&1); then
   echo "$source compiled, but it must fail with: $message"
   exit 1
 fi
-if ! printf '%s\n' "$output" | grep -F -q -e "static assertion failed: $message"; then
+# GCC writes "static assertion failed: MESSAGE", Clang "static assertion failed due to ...: MESSAGE".
+if ! printf '%s\n' "$output" | grep -F -e "$message" | grep -q "static assertion failed"; then
   printf '%s\n' "$output" | head -40
   echo "$source failed to compile, but without the static_assert: $message"
   exit 1

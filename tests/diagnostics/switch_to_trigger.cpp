@@ -7,7 +7,7 @@ struct mutating_trigger {
 };
 
 int main() {
-  switchyard::strategy::switch_to switch_stage{switchyard::strategy::all_reduce<>{}, switchyard::strategy::all_reduce<>{},
-                                               mutating_trigger{}};
+  namespace sy = switchyard;
+  sy::strategy::switch_to switch_stage{sy::strategy::all_reduce<>{}, sy::strategy::all_reduce<>{}, mutating_trigger{}};
   return switch_stage.switched() ? 1 : 0;
 }
