@@ -27,8 +27,23 @@ namespace switchyard::collective {
 /// @throws usage_error when `all` has the wrong size; usage_error (native in process) or
 /// transport_error when ranks pass different
 /// counts.
-template <transport::transport Transport, buffer In, mutable_buffer Out, class Algorithm = algorithm::automatic>
+/// @tparam Transport a `transport::transport`; @tparam In a `buffer`; @tparam Out a `mutable_buffer`.
+template <class Transport, class In, class Out, class Algorithm = algorithm::automatic>
 void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
+  static_assert(transport::transport<Transport>,
+                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
+                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
+  static_assert(switchyard::buffer<const In>,
+                "the input must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
+                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
+                "switchyard_as_span: see core/buffer.hpp");
+  static_assert(switchyard::buffer<std::remove_reference_t<Out>>,
+                "the output must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
+                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
+                "switchyard_as_span: see core/buffer.hpp");
+  static_assert(!switchyard::buffer<std::remove_reference_t<Out>> ||
+                    switchyard::mutable_buffer<std::remove_reference_t<Out>>,
+                "allgather writes into its output: pass a non-const output buffer");
   using T = buffer_element_t<std::remove_reference_t<Out>>;
   static_assert(std::is_same_v<std::remove_const_t<buffer_element_t<const In>>, T>,
                 "allgather needs input and output buffers of the same element type");

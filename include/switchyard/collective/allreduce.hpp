@@ -34,9 +34,20 @@ inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 /// @throws usage_error from native in-process runs and transport_error from the other paths (each
 /// naming the rank and the sizes) when ranks pass different counts; transport_error when a peer
 /// fails; `timeout_error` when a peer never joins (in-process transport).
-template <transport::transport Transport, mutable_buffer Buffer, class Op = ops::sum,
+/// @tparam Transport a `transport::transport`; @tparam Buffer a `mutable_buffer`.
+template <class Transport, class Buffer, class Op = ops::sum,
           algorithm::allreduce_algorithm Algorithm = algorithm::automatic>
 void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
+  static_assert(transport::transport<Transport>,
+                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
+                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
+  static_assert(switchyard::buffer<std::remove_reference_t<Buffer>>,
+                "the buffer must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
+                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
+                "switchyard_as_span: see core/buffer.hpp");
+  static_assert(!switchyard::buffer<std::remove_reference_t<Buffer>> ||
+                    switchyard::mutable_buffer<std::remove_reference_t<Buffer>>,
+                "allreduce writes its buffer in place: pass a non-const buffer");
   using T = buffer_element_t<std::remove_reference_t<Buffer>>;
   static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
   std::span<T> data = as_span(buffer);

@@ -11,8 +11,12 @@ namespace switchyard::collective {
 /// @code
 /// switchyard::collective::barrier(t);
 /// @endcode
-template <transport::transport Transport>
+/// @tparam Transport a `transport::transport`.
+template <class Transport>
 void barrier(Transport& t) {
+  static_assert(transport::transport<Transport>,
+                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
+                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
   detail::in_context("barrier", t.rank(), 0, [&] { t.barrier(); });
 }
 

@@ -18,17 +18,26 @@ namespace switchyard::collective {
 
 /// @brief Reduces `buffer` over all ranks and leaves this rank's block of the result in place.
 ///
-/// Returns the span of this rank's block, `block_of(size, ranks, rank)`; the rest of the buffer is
-/// left with partial sums. Same count, type and operation on every rank.
+/// Returns this rank's block, `block_of(size, ranks, rank)`, as a `std::span<E>`; the rest of the
+/// buffer is left with partial sums. Same count, type and operation on every rank.
 /// @tparam Algorithm `algorithm::automatic` (default: native where the transport has it, else
 /// ring), `ring` or `native`.
 /// @code
 /// std::span<float> shard = switchyard::collective::reduce_scatter(t, grad, switchyard::ops::sum{});
 /// @endcode
-template <transport::transport Transport, mutable_buffer Buffer, class Op = ops::sum,
-          class Algorithm = algorithm::automatic>
-std::span<buffer_element_t<std::remove_reference_t<Buffer>>> reduce_scatter(Transport& t, Buffer&& buffer, Op op = {},
-                                                                       Algorithm = {}) {
+/// @tparam Transport a `transport::transport`; @tparam Buffer a `mutable_buffer`.
+template <class Transport, class Buffer, class Op = ops::sum, class Algorithm = algorithm::automatic>
+auto reduce_scatter(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
+  static_assert(transport::transport<Transport>,
+                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
+                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
+  static_assert(switchyard::buffer<std::remove_reference_t<Buffer>>,
+                "the buffer must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
+                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
+                "switchyard_as_span: see core/buffer.hpp");
+  static_assert(!switchyard::buffer<std::remove_reference_t<Buffer>> ||
+                    switchyard::mutable_buffer<std::remove_reference_t<Buffer>>,
+                "reduce_scatter writes its buffer in place: pass a non-const buffer");
   using T = buffer_element_t<std::remove_reference_t<Buffer>>;
   static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
   static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||

@@ -56,8 +56,12 @@ struct switch_options {
 ///     strategy::parameter_server<>, trigger::after_epochs<6>>, trigger::after_epochs<2>> three_stages;
 /// @endcode
 /// @tparam First, Second strategies; @tparam Trigger a `trigger::trigger`.
-template <class First, class Second, trigger::trigger Trigger>
+template <class First, class Second, class Trigger>
 class switch_to {
+  static_assert(trigger::trigger<Trigger>,
+                "the trigger must be copyable and provide fire(const train::epoch_record&) returning bool: see "
+                "trigger/trigger.hpp");
+
  public:
   switch_to() = default;
   switch_to(First first, Second second, Trigger trigger, switch_options options = {})

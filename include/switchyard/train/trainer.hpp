@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,8 +65,23 @@ struct trainer_options {
 ///   switchyard::train::history h = trainer.fit(t, data.train, *data.test);
 /// });
 /// @endcode
-template <nn::model Model, optim::optimizer Optimizer, class Strategy>
+template <class Model, class Optimizer, class Strategy>
 class trainer {
+  static_assert(nn::model<Model>,
+                "the model must provide parameters() and gradients() returning the same std::span<E> of a "
+                "non-const floating-point E, forward_backward(const data::batch_view&) returning the mean loss "
+                "as a double and evaluate(const data::batch_view&) returning nn::evaluation: see nn/model.hpp");
+  static_assert(optim::optimizer<Optimizer>,
+                "the optimizer must name its element type T as value_type and provide step(std::span<T>, "
+                "std::span<const T>), export_state() returning const optim::optimizer_state<T>& and "
+                "import_state(optim::optimizer_state<T>): see optim/optimizer.hpp");
+  static_assert(!nn::model<Model> || !optim::optimizer<Optimizer> ||
+                    requires(Model& m) {
+                      { m.parameters() } -> std::same_as<std::span<typename Optimizer::value_type>>;
+                    },
+                "the optimizer's value_type must be the element type of the model's parameters() "
+                "(an nn::mlp<double> needs an optimizer over double)");
+
  public:
   trainer(Model& model, Optimizer& optimizer, Strategy strategy, trainer_options options = {})
       : model_(model), optimizer_(optimizer), strategy_(std::move(strategy)), options_(options) {
@@ -106,7 +123,7 @@ class trainer {
 // Implementation
 // ---------------------------------------------------------------------------------------------
 
-template <nn::model Model, optim::optimizer Optimizer, class Strategy>
+template <class Model, class Optimizer, class Strategy>
 template <transport::transport Transport>
 history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<const data::dataset> train,
                                                  const data::dataset& test) {
@@ -224,7 +241,7 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
   return result;
 }
 
-template <nn::model Model, optim::optimizer Optimizer, class Strategy>
+template <class Model, class Optimizer, class Strategy>
 template <transport::transport Transport>
 nn::evaluation trainer<Model, Optimizer, Strategy>::evaluate(Transport& t, const data::dataset& test) {
   // Replicas agree at the end of an epoch, so each rank evaluates its own block of the test set.
@@ -237,7 +254,7 @@ nn::evaluation trainer<Model, Optimizer, Strategy>::evaluate(Transport& t, const
   return total;
 }
 
-template <nn::model Model, optim::optimizer Optimizer, class Strategy>
+template <class Model, class Optimizer, class Strategy>
 void trainer<Model, Optimizer, Strategy>::print(const epoch_record& e) const {
   if (options_.progress == nullptr) return;
   char line[256];
