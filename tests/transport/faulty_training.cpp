@@ -76,7 +76,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 void check_ended_on_every_rank(const ended& e, int fail_rank, std::size_t fail_after) {
   CAPTURE(e.rethrown);
-  const std::string injected = sy::detail::str("rank ", fail_rank, ": injected failure after ", fail_after, " messages");
+  const std::string injected =
+      sy::detail::str("rank ", fail_rank, ": injected failure after ", fail_after, " messages");
   CHECK(contains(e.rethrown, injected));
   std::size_t steps = 0;
   for (std::size_t s : e.steps) steps += s;
@@ -108,7 +109,8 @@ TEST_CASE("faulty.training.parameter_server: a failing server ends every worker,
   check_ended_on_every_rank(e, 0, 100);
 }
 
-TEST_CASE("faulty.training.all_reduce: a replica failing mid-epoch ends every rank, naming it" * doctest::timeout(120)) {
+TEST_CASE("faulty.training.all_reduce: a replica failing mid-epoch ends every rank, naming it" *
+          doctest::timeout(120)) {
   const ended e = train_until_failure(sy::strategy::all_reduce<>{}, 3, 40);
   check_ended_on_every_rank(e, 3, 40);
 }
