@@ -2,19 +2,26 @@
 // and every collective scenario that the in-process suites run.
 #include <switchyard/transport/mpi.hpp>
 
+#include <switchyard/transport/faulty.hpp>
+
 #include "../collective/scenarios.hpp"
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <vector>
 
 namespace sy = switchyard;
 using sy::transport::mpi;
+using namespace std::chrono_literals;
 
 static_assert(sy::transport::transport<mpi>);
 static_assert(sy::collective::has_native_allreduce<mpi, float, sy::ops::average>);
+static_assert(sy::transport::transport<sy::transport::faulty<mpi>>);
+static_assert(!sy::collective::has_native_allreduce<sy::transport::faulty<mpi>, float, sy::ops::average>);
 
 namespace {
 
@@ -131,4 +138,56 @@ TEST_CASE("mpi.irecv.any_source: a posted receive accepts the first sender") {
     t.send(std::span<const int>(payload), 0, 11);
   }
   t.barrier();
+}
+
+TEST_CASE("mpi.watchdog: with a timeout set, every collective and message still completes exactly") {
+  // The watchdog polls non-blocking forms (MPI_Iallreduce, MPI_Ibarrier, ...) instead of the blocking calls.
+  mpi watched{sy::transport::mpi_options{.timeout = 60s}};
+  CHECK(watched.options().timeout == 60s);
+  report(scenarios::allreduce_suite(watched));
+  report(scenarios::broadcast_suite(watched));
+  report(scenarios::allgather_suite(watched));
+  report(scenarios::reduce_scatter_suite(watched));
+  report(scenarios::barrier_suite(watched));
+  mpi half = watched.split(watched.rank() % 2, watched.rank());
+  CHECK(half.options().timeout == 60s);
+  std::vector<int> one{1};
+  sy::collective::allreduce(half, one);
+  CHECK(one[0] == half.size());
+}
+
+TEST_CASE("mpi.watchdog: SWITCHYARD_TIMEOUT sets the default, in seconds; a malformed value is a usage error") {
+  const char* before = std::getenv("SWITCHYARD_TIMEOUT");
+  const std::string saved = before ? before : "";
+  ::setenv("SWITCHYARD_TIMEOUT", "2.5", 1);
+  CHECK(sy::transport::mpi_options{}.timeout == 2500ms);
+  ::setenv("SWITCHYARD_TIMEOUT", "0", 1);
+  CHECK(sy::transport::mpi_options{}.timeout == 0ms);
+  ::setenv("SWITCHYARD_TIMEOUT", "", 1);
+  CHECK(sy::transport::mpi_options{}.timeout == 0ms);
+  for (const char* bad : {"soon", "-1", "5s", "nan"}) {
+    CAPTURE(bad);
+    ::setenv("SWITCHYARD_TIMEOUT", bad, 1);
+    CHECK_THROWS_WITH_AS(sy::transport::mpi_options{}, doctest::Contains("SWITCHYARD_TIMEOUT must be a number"),
+                         sy::usage_error);
+  }
+  if (before) {
+    ::setenv("SWITCHYARD_TIMEOUT", saved.c_str(), 1);
+  } else {
+    ::unsetenv("SWITCHYARD_TIMEOUT");
+  }
+}
+
+TEST_CASE("mpi.faulty: collectives are exact through delays and a slow rank") {
+  mpi t;
+  sy::transport::faulty f(t, {.delay = 50us, .slow_rank = t.size() - 1, .slow_delay = 200us});
+  const int n = t.size();
+  std::vector<double> sums(1001);
+  std::iota(sums.begin(), sums.end(), static_cast<double>(t.rank()));
+  sy::collective::allreduce(f, sums, sy::ops::sum{}, sy::algorithm::ring{});
+  CHECK(sums[1000] == 1000.0 * n + n * (n - 1) / 2.0);
+  std::vector<int> root(17, t.rank() == n - 1 ? 9 : 0);
+  sy::collective::broadcast(f, root, n - 1);
+  CHECK(root[16] == 9);
+  CHECK((f.messages() > 0) == (n > 1));
 }

@@ -438,7 +438,7 @@ void wait_until(const inproc_group& group, int rank, Done done, Describe describ
     if (w.cv.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
       lock.unlock();
       raise<timeout_error>(detail::str("rank ", rank, ": ", describe(), " did not complete within ",
-                               fabric.options.timeout.count(), " ms"));
+                               fabric.options.timeout.count(), " ms (inproc_options::timeout)"));
     }
   }
 }

@@ -1,6 +1,6 @@
 // The MPI transport: a rank's handle on any boost::mpi::communicator (Open MPI, MPICH, under
 // mpirun or Slurm). Arithmetic spans travel as MPI datatypes, never serialized; the native
-// collectives are MPI's own.
+// collectives are MPI's own. An optional stall watchdog ends the job when a wait does not finish.
 #pragma once
 
 #include <switchyard/core/buffer.hpp>
@@ -16,13 +16,18 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -35,6 +40,113 @@ namespace detail {
 
 using switchyard::detail::raise;
 using switchyard::detail::str;
+
+/// The stall timeout named by the environment variable `SWITCHYARD_TIMEOUT` (seconds, fractions
+/// allowed), or zero (off) when it is unset or empty; anything else is a `usage_error`.
+inline std::chrono::milliseconds timeout_from_environment() {
+  const char* text = std::getenv("SWITCHYARD_TIMEOUT");
+  if (text == nullptr || *text == '\0') return std::chrono::milliseconds(0);
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(seconds >= 0.0 && seconds <= 1e9)) {
+    raise<usage_error>(str("SWITCHYARD_TIMEOUT must be a number of seconds from 0 (off) to 1e9, got '", text, "'"));
+  }
+  return std::chrono::ceil<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace detail
+
+/// @brief Settings of an MPI handle.
+struct mpi_options {
+  /// The stall watchdog: a wait (send, receive, barrier, native collective) that has not finished
+  /// after this long prints to stderr which rank waits, for which peer and what, and since when,
+  /// then ends the whole job with `MPI_Abort` (exit status 124). Zero turns it off: waits then
+  /// block as long as MPI does. The default comes from the environment variable
+  /// `SWITCHYARD_TIMEOUT` (seconds, e.g. `60` or `0.5`), and is off when that is not set.
+  std::chrono::milliseconds timeout = detail::timeout_from_environment();
+};
+
+namespace detail {
+
+/// The exit status of a job the watchdog ended, as `timeout(1)` uses.
+inline constexpr int watchdog_exit_status = 124;
+
+// Which rank a wait belongs to and how long it may take.
+struct watchdog {
+  std::chrono::milliseconds timeout{0};
+  int rank = 0;        // in the handle's communicator
+  int world_rank = 0;  // in MPI_COMM_WORLD, which the report also names when it differs
+};
+
+// What a wait is for, kept as plain values: the report is built only when the watchdog fires.
+inline constexpr int no_peer = -2;
+struct wait_site {
+  const char* operation = "receive";  // "send", "receive", "barrier" or a collective's name
+  int peer = no_peer;                 // a rank, any_source, or no_peer for a collective
+  int tag = any_tag;
+  std::size_t count = 0;
+  int ranks = 0;                      // the communicator's size, for collectives
+};
+
+inline std::string describe(const wait_site& site) {
+  const std::string_view operation = site.operation;
+  const char* article = operation.front() == 'a' ? "an " : "a ";  // allreduce, allgather
+  if (site.peer == no_peer) {
+    if (operation == "barrier") return str("a barrier of ", site.ranks, " ranks (at least one has not entered it)");
+    return str(article, operation, " of ", site.count, " elements over ", site.ranks,
+               " ranks (at least one has not joined it)");
+  }
+  const bool sending = operation == "send";
+  return str("a ", operation, " of ", site.count, " elements ", sending ? "to" : "from", " ",
+             site.peer == any_source ? std::string("any rank") : str("rank ", site.peer), " with tag ",
+             site.tag == any_tag ? std::string("any") : std::to_string(site.tag),
+             sending ? " (the receiver has not taken it)" : "");
+}
+
+inline std::string utc_time(std::chrono::system_clock::time_point when) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
+  std::tm parts{};
+  gmtime_r(&seconds, &parts);
+  char text[40];
+  const std::size_t length = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &parts);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count() % 1000;
+  std::snprintf(text + length, sizeof text - length, ".%03d UTC", static_cast<int>(millis));
+  return text;
+}
+
+// The watchdog fired: report who waits for whom, for what and since when, and end the job.
+[[noreturn]] inline void report_stall(const watchdog& watch, const wait_site& site,
+                                      std::chrono::steady_clock::time_point started) noexcept {
+  const auto waited = std::chrono::steady_clock::now() - started;
+  const auto since =
+      std::chrono::system_clock::now() - std::chrono::duration_cast<std::chrono::system_clock::duration>(waited);
+  const std::string report = switchyard::detail::located(str(
+      "switchyard watchdog: rank ", watch.rank,
+      watch.world_rank == watch.rank ? std::string() : str(" (world rank ", watch.world_rank, ")"), " has waited ",
+      std::chrono::duration_cast<std::chrono::milliseconds>(waited).count(), " ms, since ", utc_time(since), ", for ", describe(site),
+      "; the timeout is ", watch.timeout.count(),
+      " ms (mpi_options::timeout or SWITCHYARD_TIMEOUT): aborting the job"));
+  std::fprintf(stderr, "%s\n", report.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, watchdog_exit_status);
+  std::abort();  // not reached: MPI_Abort does not return
+}
+
+// Completes `request` as MPI_Wait does; with the watchdog on, polls with MPI_Test instead and
+// reports the stall once the timeout has passed. Returns MPI's error code.
+inline int watched_wait(MPI_Request& request, MPI_Status* status, const watchdog& watch,
+                        const wait_site& site) noexcept {
+  if (watch.timeout.count() == 0) return MPI_Wait(&request, status);
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + watch.timeout;
+  for (;;) {
+    int done = 0;
+    if (const int code = MPI_Test(&request, &done, status); code != MPI_SUCCESS || done != 0) return code;
+    if (std::chrono::steady_clock::now() >= deadline) report_stall(watch, site, started);
+    std::this_thread::yield();
+  }
+}
 
 inline std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -82,20 +194,20 @@ inline constexpr bool has_builtin_mpi_op =
 // ---------------------------------------------------------------------------------------------
 
 /// @brief A non-blocking MPI send or receive: movable, completes on `wait()`; destroying a pending
-/// one waits for it, since MPI still owns the buffer.
+/// one waits for it, since MPI still owns the buffer. Both waits are under the handle's watchdog.
 class mpi_request {
  public:
   mpi_request() = default;
   mpi_request(mpi_request&& other) noexcept
-      : request_(std::exchange(other.request_, MPI_REQUEST_NULL)), rank_(other.rank_), element_(other.element_),
-        expected_(other.expected_), exact_(other.exact_), status_(other.status_) {}
+      : request_(std::exchange(other.request_, MPI_REQUEST_NULL)), watch_(other.watch_), site_(other.site_),
+        element_(other.element_), exact_(other.exact_), status_(other.status_) {}
   mpi_request& operator=(mpi_request&& other) noexcept {
     if (this != &other) {
       complete_quietly();
       request_ = std::exchange(other.request_, MPI_REQUEST_NULL);
-      rank_ = other.rank_;
+      watch_ = other.watch_;
+      site_ = other.site_;
       element_ = other.element_;
-      expected_ = other.expected_;
       exact_ = other.exact_;
       status_ = other.status_;
     }
@@ -106,18 +218,18 @@ class mpi_request {
   ~mpi_request() { complete_quietly(); }
 
   /// Blocks until done; throws `transport_error` if MPI failed or a receive got a message of
-  /// another size than its buffer.
+  /// another size than its buffer. With the watchdog on, a wait past its timeout ends the job.
   void wait() {
     if (request_ == MPI_REQUEST_NULL) return;
     MPI_Status status;
-    detail::mpi_check(MPI_Wait(&request_, &status), rank_, "MPI_Wait");
+    detail::mpi_check(detail::watched_wait(request_, &status, watch_, site_), watch_.rank, "MPI_Wait");
     record(status);
   }
   bool test() {
     if (request_ == MPI_REQUEST_NULL) return true;
     int done = 0;
     MPI_Status status;
-    detail::mpi_check(MPI_Test(&request_, &done, &status), rank_, "MPI_Test");
+    detail::mpi_check(MPI_Test(&request_, &done, &status), watch_.rank, "MPI_Test");
     if (done) record(status);
     return done != 0;
   }
@@ -125,28 +237,29 @@ class mpi_request {
 
  private:
   friend class mpi;
-  mpi_request(MPI_Request request, int rank, MPI_Datatype element, std::size_t expected, bool exact)
-      : request_(request), rank_(rank), element_(element), expected_(expected), exact_(exact) {}
+  mpi_request(MPI_Request request, const detail::watchdog& watch, const detail::wait_site& site, MPI_Datatype element,
+              bool exact)
+      : request_(request), watch_(watch), site_(site), element_(element), exact_(exact) {}
 
   void record(const MPI_Status& status) {
     if (element_ == MPI_DATATYPE_NULL) return;  // a send
     int count = 0;
     MPI_Get_count(&status, element_, &count);
     status_ = {status.MPI_SOURCE, status.MPI_TAG, static_cast<std::size_t>(count)};
-    if (exact_ && status_.count != expected_) {
-      detail::raise<transport_error>(detail::str("rank ", rank_, ": message from rank ", status.MPI_SOURCE,
+    if (exact_ && status_.count != site_.count) {
+      detail::raise<transport_error>(detail::str("rank ", watch_.rank, ": message from rank ", status.MPI_SOURCE,
                                                  " with tag ", status.MPI_TAG, " has ", count,
-                                                 " elements but the receive expects ", expected_));
+                                                 " elements but the receive expects ", site_.count));
     }
   }
   void complete_quietly() noexcept {
-    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    if (request_ != MPI_REQUEST_NULL) detail::watched_wait(request_, MPI_STATUS_IGNORE, watch_, site_);
   }
 
   MPI_Request request_ = MPI_REQUEST_NULL;
-  int rank_ = 0;
+  detail::watchdog watch_;
+  detail::wait_site site_;  // its count is the receive's expected element count
   MPI_Datatype element_ = MPI_DATATYPE_NULL;
-  std::size_t expected_ = 0;
   bool exact_ = true;
   message_status status_;
 };
@@ -156,11 +269,13 @@ class mpi_request {
 /// It does not initialize MPI: construct a `boost::mpi::environment` (or call `MPI_Init`) first,
 /// or use `mpi::environment`. Any communicator works (world, a split, one from Slurm);
 /// the handle duplicates it so switchyard's messages never mix with the application's, and sets
-/// it to return errors so that they surface as `transport_error`.
+/// it to return errors so that they surface as `transport_error`. With `mpi_options::timeout` (or
+/// `SWITCHYARD_TIMEOUT`) set, a stall watchdog ends the job instead of letting a wait block forever.
 /// @code
 /// boost::mpi::environment env;
 /// switchyard::transport::mpi t{boost::mpi::communicator{}};
 /// switchyard::collective::allreduce(t, grad, switchyard::ops::average{});
+/// switchyard::transport::mpi watched{switchyard::transport::mpi_options{.timeout = std::chrono::minutes(5)}};
 /// @endcode
 class mpi {
  public:
@@ -170,11 +285,16 @@ class mpi {
 
   /// A handle on a duplicate of `MPI_COMM_WORLD`.
   mpi() : mpi(boost::mpi::communicator()) {}
-  explicit mpi(const boost::mpi::communicator& communicator)
-      : communicator_(communicator, boost::mpi::comm_duplicate) {
+  explicit mpi(mpi_options options) : mpi(boost::mpi::communicator(), options) {}
+  /// A handle on a duplicate of `communicator`. Constructing one is collective over it.
+  explicit mpi(const boost::mpi::communicator& communicator, mpi_options options = {})
+      : communicator_(communicator, boost::mpi::comm_duplicate), options_(options) {
     MPI_Comm_set_errhandler(static_cast<MPI_Comm>(communicator_), MPI_ERRORS_RETURN);
     rank_ = communicator_.rank();
     size_ = communicator_.size();
+    watch_.timeout = options_.timeout;
+    watch_.rank = rank_;
+    MPI_Comm_rank(MPI_COMM_WORLD, &watch_.world_rank);
   }
 
   /// Whether an MPI launcher (Open MPI's mpirun, MPICH's hydra, Slurm's srun) started this
@@ -191,9 +311,14 @@ class mpi {
   /// The duplicated communicator, for the application's own Boost.MPI calls (serialized control
   /// messages, for instance).
   [[nodiscard]] const boost::mpi::communicator& communicator() const noexcept { return communicator_; }
+  [[nodiscard]] const mpi_options& options() const noexcept { return options_; }
 
   template <arithmetic T>
   void send(std::span<const T> data, int destination, int tag) {
+    if (watched()) {
+      isend(data, destination, tag).wait();
+      return;
+    }
     check_peer(destination, "send");
     detail::mpi_check(MPI_Send(data.data(), detail::mpi_count(data.size(), rank_), boost::mpi::get_mpi_datatype<T>(),
                                destination, tag, comm()),
@@ -210,7 +335,7 @@ class mpi {
     detail::mpi_check(MPI_Isend(data.data(), detail::mpi_count(data.size(), rank_), boost::mpi::get_mpi_datatype<T>(),
                                 destination, tag, comm(), &request),
                       rank_, "MPI_Isend");
-    return mpi_request(request, rank_, MPI_DATATYPE_NULL, data.size(), true);
+    return mpi_request(request, watch_, {"send", destination, tag, data.size(), size_}, MPI_DATATYPE_NULL, true);
   }
   template <arithmetic T>
   [[nodiscard]] mpi_request irecv(std::span<T> data, int source, int tag) {
@@ -226,36 +351,52 @@ class mpi {
     return request.status();
   }
 
-  void barrier() { detail::mpi_check(MPI_Barrier(comm()), rank_, "MPI_Barrier"); }
+  void barrier() {
+    run_collective(
+        "MPI_Barrier", "barrier", 0, [&] { return MPI_Barrier(comm()); },
+        [&](MPI_Request* request) { return MPI_Ibarrier(comm(), request); });
+  }
 
   /// Collective: ranks with the same `color` (>= 0) form a new communicator ordered by (key, rank).
   [[nodiscard]] mpi split(int color, int key) const {
     if (color < 0) detail::raise<usage_error>(detail::str("rank ", rank_, ": split color must be >= 0, got ", color));
-    return mpi(communicator_.split(color, key));
+    return mpi(communicator_.split(color, key), options_);
   }
 
   template <arithmetic T, class Op>
     requires detail::has_builtin_mpi_op<Op>
   void native_allreduce(std::span<T> data, Op) {
-    detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, data.data(), detail::mpi_count(data.size(), rank_),
-                                    boost::mpi::get_mpi_datatype<T>(), detail::builtin_mpi_op<Op, T>(), comm()),
-                      rank_, "MPI_Allreduce");
+    const int count = detail::mpi_count(data.size(), rank_);
+    const MPI_Datatype type = boost::mpi::get_mpi_datatype<T>();
+    const MPI_Op mpi_op = detail::builtin_mpi_op<Op, T>();
+    run_collective(
+        "MPI_Allreduce", "allreduce", data.size(),
+        [&] { return MPI_Allreduce(MPI_IN_PLACE, data.data(), count, type, mpi_op, comm()); },
+        [&](MPI_Request* request) {
+          return MPI_Iallreduce(MPI_IN_PLACE, data.data(), count, type, mpi_op, comm(), request);
+        });
     if constexpr (finalized_reduction<Op, T>) {
       for (T& v : data) v = Op::finalize(v, size_);
     }
   }
   template <arithmetic T>
   void native_broadcast(std::span<T> data, int root) {
-    detail::mpi_check(MPI_Bcast(data.data(), detail::mpi_count(data.size(), rank_), boost::mpi::get_mpi_datatype<T>(),
-                                root, comm()),
-                      rank_, "MPI_Bcast");
+    const int count = detail::mpi_count(data.size(), rank_);
+    const MPI_Datatype type = boost::mpi::get_mpi_datatype<T>();
+    run_collective(
+        "MPI_Bcast", "broadcast", data.size(), [&] { return MPI_Bcast(data.data(), count, type, root, comm()); },
+        [&](MPI_Request* request) { return MPI_Ibcast(data.data(), count, type, root, comm(), request); });
   }
   template <arithmetic T>
   void native_allgather(std::span<const T> mine, std::span<T> all) {
     const int count = detail::mpi_count(mine.size(), rank_);
-    detail::mpi_check(MPI_Allgather(mine.data(), count, boost::mpi::get_mpi_datatype<T>(), all.data(), count,
-                                    boost::mpi::get_mpi_datatype<T>(), comm()),
-                      rank_, "MPI_Allgather");
+    const MPI_Datatype type = boost::mpi::get_mpi_datatype<T>();
+    run_collective(
+        "MPI_Allgather", "allgather", mine.size(),
+        [&] { return MPI_Allgather(mine.data(), count, type, all.data(), count, type, comm()); },
+        [&](MPI_Request* request) {
+          return MPI_Iallgather(mine.data(), count, type, all.data(), count, type, comm(), request);
+        });
   }
   template <arithmetic T, class Op>
     requires detail::has_builtin_mpi_op<Op>
@@ -266,9 +407,14 @@ class mpi {
       counts_[static_cast<std::size_t>(r)] = detail::mpi_count(
           collective::block_of(data.size(), static_cast<std::size_t>(size_), static_cast<std::size_t>(r)).size, rank_);
     }
-    detail::mpi_check(MPI_Reduce_scatter(MPI_IN_PLACE, data.data(), counts_.data(), boost::mpi::get_mpi_datatype<T>(),
-                                         detail::builtin_mpi_op<Op, T>(), comm()),
-                      rank_, "MPI_Reduce_scatter");
+    const MPI_Datatype type = boost::mpi::get_mpi_datatype<T>();
+    const MPI_Op mpi_op = detail::builtin_mpi_op<Op, T>();
+    run_collective(
+        "MPI_Reduce_scatter", "reduce_scatter", data.size(),
+        [&] { return MPI_Reduce_scatter(MPI_IN_PLACE, data.data(), counts_.data(), type, mpi_op, comm()); },
+        [&](MPI_Request* request) {
+          return MPI_Ireduce_scatter(MPI_IN_PLACE, data.data(), counts_.data(), type, mpi_op, comm(), request);
+        });
     const collective::block mine =
         collective::block_of(data.size(), static_cast<std::size_t>(size_), static_cast<std::size_t>(rank_));
     std::copy_backward(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(mine.size),
@@ -282,6 +428,21 @@ class mpi {
 
  private:
   MPI_Comm comm() const { return static_cast<MPI_Comm>(communicator_); }
+  bool watched() const noexcept { return watch_.timeout.count() != 0; }
+
+  // Runs one collective: the blocking call without the watchdog, else its non-blocking form
+  // (MPI-3), waited on under the watchdog.
+  template <class Blocking, class Start>
+  void run_collective(const char* call, const char* name, std::size_t count, Blocking blocking, Start start) {
+    if (!watched()) {
+      detail::mpi_check(blocking(), rank_, call);
+      return;
+    }
+    MPI_Request request;
+    detail::mpi_check(start(&request), rank_, call);
+    const detail::wait_site site{name, detail::no_peer, any_tag, count, size_};
+    detail::mpi_check(detail::watched_wait(request, MPI_STATUS_IGNORE, watch_, site), rank_, call);
+  }
 
   void check_peer(int peer, const char* what) const {
     if (peer < 0 || peer >= size_) {
@@ -296,12 +457,15 @@ class mpi {
     detail::mpi_check(MPI_Irecv(data.data(), detail::mpi_count(data.size(), rank_), boost::mpi::get_mpi_datatype<T>(),
                                 source, tag == any_tag ? MPI_ANY_TAG : tag, comm(), &request),
                       rank_, "MPI_Irecv");
-    return mpi_request(request, rank_, boost::mpi::get_mpi_datatype<T>(), data.size(), exact);
+    const detail::wait_site site{"receive", source == MPI_ANY_SOURCE ? any_source : source, tag, data.size(), size_};
+    return mpi_request(request, watch_, site, boost::mpi::get_mpi_datatype<T>(), exact);
   }
 
   boost::mpi::communicator communicator_;
+  mpi_options options_;
   int rank_ = 0;
   int size_ = 1;
+  detail::watchdog watch_;
   std::vector<int> counts_;
 };
 
