@@ -14,7 +14,6 @@
 #include <limits>
 #include <memory>
 #include <new>
-#include <source_location>
 #include <span>
 #include <streambuf>
 #include <string>
@@ -92,7 +91,7 @@ class idx_source {
   [[nodiscard]] std::uintmax_t file_bytes() const noexcept { return file_bytes_; }
   /// Throws the `data_error` of every IDX problem: the file's name, then what is wrong with it.
   [[noreturn]] void fail(std::string_view problem,
-                         std::source_location where = std::source_location::current()) const {
+                         source_location where = source_location::current()) const {
     raise<data_error>(str(name_, ": ", problem), where);
   }
 
