@@ -74,6 +74,24 @@ TEST_CASE("idx.zero_items" * doctest::timeout(60)) {
   CHECK(read.values.empty());
 }
 
+TEST_CASE("idx.from_memory" * doctest::timeout(60)) {
+  const auto read = read_idx(images_file);
+  CHECK(read.shape == std::vector<std::size_t>{2, 3, 4});
+  CHECK(read.values == pixels);
+
+  fixtures::temp_dir dir;
+  const auto gzip_file = write(dir, "images.gz", images_file, true);
+  CHECK(read_idx(fixtures::read_bytes(gzip_file)).values == pixels);
+
+  const auto memory_error = [](std::span<const std::uint8_t> bytes) {
+    return fixtures::message_of<data_error>([&] { (void)read_idx(bytes, "blob 7"); });
+  };
+  fixtures::check_mentions(memory_error({}), {"blob 7: there are no bytes"});
+  const std::vector<std::uint8_t> short_data(images_file.begin(), images_file.end() - 2);
+  fixtures::check_mentions(memory_error(short_data),
+                           {"blob 7: header says 2 items of 12 bytes", "ends after 22 bytes"});
+}
+
 TEST_CASE("idx.missing_and_empty_files" * doctest::timeout(60)) {
   fixtures::temp_dir dir;
   fixtures::check_mentions(read_error(dir / "absent.gz"), {"absent.gz", "No such file"});

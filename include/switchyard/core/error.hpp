@@ -46,6 +46,27 @@ class timeout_error : public transport_error {
 
 namespace detail {
 
+#if defined(__cpp_lib_source_location)
+using source_location = std::source_location;
+#else
+/// The file and line of a call, for compilers whose standard library lacks std::source_location
+/// (clang before 15 with libstdc++, which the libFuzzer build uses).
+class source_location {
+ public:
+  static constexpr source_location current(const char* file = __builtin_FILE(),
+                                           unsigned line = __builtin_LINE()) noexcept {
+    return source_location(file, line);
+  }
+  [[nodiscard]] constexpr const char* file_name() const noexcept { return file_; }
+  [[nodiscard]] constexpr unsigned line() const noexcept { return line_; }
+
+ private:
+  constexpr source_location(const char* file, unsigned line) noexcept : file_(file), line_(line) {}
+  const char* file_;
+  unsigned line_;
+};
+#endif
+
 /// Concatenates anything printable into one string (messages are built off the hot path only).
 template <class... Parts>
 std::string str(const Parts&... parts) {
@@ -56,7 +77,7 @@ std::string str(const Parts&... parts) {
 
 /// Prefixes a message with `[file:line] ` of the place that raised it.
 inline std::string located(std::string_view message,
-                           const std::source_location where = std::source_location::current()) {
+                           const source_location where = source_location::current()) {
   std::string_view file = where.file_name();
   if (const auto slash = file.rfind('/'); slash != std::string_view::npos) {
     file.remove_prefix(slash + 1);
@@ -75,7 +96,7 @@ inline std::string located(std::string_view message,
 /// Throws `Error` with the message located at the caller.
 template <class Error>
 [[noreturn]] void raise(std::string_view message,
-                        const std::source_location where = std::source_location::current()) {
+                        const source_location where = source_location::current()) {
   throw Error(located(message, where));
 }
 

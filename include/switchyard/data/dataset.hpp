@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <source_location>
 #include <span>
 #include <utility>
 #include <vector>
@@ -80,7 +79,7 @@ namespace switchyard::detail {
 
 /// Labels are bytes, so a data set has between 1 and 256 classes.
 inline void check_class_count(std::size_t classes,
-                              std::source_location where = std::source_location::current()) {
+                              source_location where = source_location::current()) {
   if (classes == 0 || classes > 256) {
     raise<usage_error>(str("dataset: ", classes, " classes; labels are bytes, so use 1 to 256"),
                        where);

@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <istream>
 #include <limits>
+#include <memory>
 #include <new>
-#include <source_location>
 #include <span>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -46,6 +48,14 @@ struct idx_array {
 /// header that claims absurd sizes fails on the data, not on the allocation.
 [[nodiscard]] idx_array read_idx(const std::filesystem::path& file);
 
+/// @brief Reads IDX bytes already in memory (an embedded resource, a received message), gzip or
+/// not, with the same checks and messages as the file reader; `name` stands for the file name in
+/// the messages.
+///
+/// @throws data_error naming `name` and the problem, for the same reasons as `read_idx(file)`.
+[[nodiscard]] idx_array read_idx(std::span<const std::uint8_t> bytes,
+                                 std::string_view name = "in-memory IDX data");
+
 }  // namespace switchyard::data
 
 // ----------------------------------------------------------------------------------------------
@@ -54,17 +64,23 @@ struct idx_array {
 
 namespace switchyard::detail {
 
-/// Throws the `data_error` of every IDX problem: the file, then what is wrong with it.
-[[noreturn]] inline void idx_fail(const std::filesystem::path& file, std::string_view problem,
-                                  std::source_location where = std::source_location::current()) {
-  raise<data_error>(str(file.string(), ": ", problem), where);
-}
+/// A read-only stream buffer over bytes in memory, so that they take the same path through
+/// `idx_source` as a file does.
+class memory_streambuf : public std::streambuf {
+ public:
+  explicit memory_streambuf(std::span<const std::uint8_t> bytes) {
+    // std::streambuf wants a mutable get area; nothing writes through it (no putback here).
+    char* begin = const_cast<char*>(reinterpret_cast<const char*>(bytes.data()));
+    setg(begin, begin, begin + bytes.size());
+  }
+};
 
-/// The bytes of a file in order, inflated when the file is gzip. Reads go straight into the
-/// caller's buffer; only the compressed input passes through a fixed chunk.
+/// The bytes of a file or of memory in order, inflated when they are gzip. Reads go straight into
+/// the caller's buffer; only the compressed input passes through a fixed chunk.
 class idx_source {
  public:
   explicit idx_source(const std::filesystem::path& file);
+  idx_source(std::span<const std::uint8_t> bytes, std::string_view name);
   ~idx_source();
   idx_source(const idx_source&) = delete;
   idx_source& operator=(const idx_source&) = delete;
@@ -73,19 +89,23 @@ class idx_source {
   std::size_t read(std::span<std::uint8_t> out);
   [[nodiscard]] bool compressed() const noexcept { return gzip_; }
   [[nodiscard]] std::uintmax_t file_bytes() const noexcept { return file_bytes_; }
+  /// Throws the `data_error` of every IDX problem: the file's name, then what is wrong with it.
+  [[noreturn]] void fail(std::string_view problem,
+                         source_location where = source_location::current()) const {
+    raise<data_error>(str(name_, ": ", problem), where);
+  }
 
  private:
+  /// Starts reading from `buffer`, which holds `file_bytes_` bytes.
+  void open(std::unique_ptr<std::streambuf> buffer);
   std::size_t read_plain(std::span<std::uint8_t> out);
   std::size_t read_gzip(std::span<std::uint8_t> out);
   /// Loads the next chunk of the file; false at its end.
   bool refill();
-  [[noreturn]] void fail(std::string_view problem,
-                         std::source_location where = std::source_location::current()) const {
-    idx_fail(file_, problem, where);
-  }
 
-  std::filesystem::path file_;
-  std::ifstream in_;
+  std::string name_;
+  std::unique_ptr<std::streambuf> buffer_;
+  std::istream in_{nullptr};
   std::uintmax_t file_bytes_ = 0;
   std::vector<std::uint8_t> chunk_;
   std::size_t chunk_pos_ = 0;
@@ -98,13 +118,27 @@ class idx_source {
   z_stream zs_{};
 };
 
-inline idx_source::idx_source(const std::filesystem::path& file) : file_(file) {
+inline idx_source::idx_source(const std::filesystem::path& file) : name_(file.string()) {
   std::error_code ec;
   file_bytes_ = std::filesystem::file_size(file, ec);
   if (ec) fail(str("cannot read: ", ec.message()));
   if (file_bytes_ == 0) fail("the file is empty");
-  in_.open(file, std::ios::binary);
-  if (!in_) fail("cannot open for reading");
+  auto buffer = std::make_unique<std::filebuf>();
+  if (buffer->open(file, std::ios::in | std::ios::binary) == nullptr) {
+    fail("cannot open for reading");
+  }
+  open(std::move(buffer));
+}
+
+inline idx_source::idx_source(std::span<const std::uint8_t> bytes, std::string_view name)
+    : name_(name), file_bytes_(bytes.size()) {
+  if (bytes.empty()) fail("there are no bytes");
+  open(std::make_unique<memory_streambuf>(bytes));
+}
+
+inline void idx_source::open(std::unique_ptr<std::streambuf> buffer) {
+  buffer_ = std::move(buffer);
+  in_.rdbuf(buffer_.get());
   chunk_.resize(std::size_t{1} << 16);
   refill();
   gzip_ = chunk_end_ >= 2 && chunk_[0] == 0x1f && chunk_[1] == 0x8b;
@@ -210,39 +244,29 @@ inline std::string idx_shape_string(std::span<const std::size_t> shape) {
   return out;
 }
 
-}  // namespace switchyard::detail
-
-namespace switchyard::data {
-
-inline idx_array read_idx(const std::filesystem::path& file) {
-  const auto fail = [&](std::string_view problem,
-                        std::source_location where = std::source_location::current()) {
-    detail::idx_fail(file, problem, where);
-  };
-  detail::idx_source source(file);
-
+/// Reads one IDX array from `source`, checking every byte against the header.
+inline data::idx_array read_idx(idx_source& source) {
   std::array<std::uint8_t, 4> magic{};
   if (const std::size_t got = source.read(magic); got < magic.size()) {
-    fail(detail::str("too short for an IDX header: the data ends after ", got, " bytes"));
+    source.fail(str("too short for an IDX header: the data ends after ", got, " bytes"));
   }
   if (magic[0] != 0 || magic[1] != 0) {
-    fail(detail::str("not an IDX file: it starts with bytes ", unsigned{magic[0]}, ", ",
-                     unsigned{magic[1]}, " instead of the two zero bytes of the IDX magic"));
+    source.fail(str("not an IDX file: it starts with bytes ", unsigned{magic[0]}, ", ",
+                    unsigned{magic[1]}, " instead of the two zero bytes of the IDX magic"));
   }
   if (magic[2] != 0x08) {
-    fail(detail::str("element type 0x", std::hex, unsigned{magic[2]}, std::dec, " (",
-                     detail::idx_type_name(magic[2]),
-                     ") is not supported: only unsigned byte (0x08) is"));
+    source.fail(str("element type 0x", std::hex, unsigned{magic[2]}, std::dec, " (",
+                    idx_type_name(magic[2]), ") is not supported: only unsigned byte (0x08) is"));
   }
   const std::size_t rank = magic[3];
-  if (rank == 0) fail("the header declares 0 dimensions");
+  if (rank == 0) source.fail("the header declares 0 dimensions");
 
   std::vector<std::uint8_t> extents(4 * rank);
   if (const std::size_t got = source.read(extents); got < extents.size()) {
-    fail(detail::str("the header declares ", rank, " dimensions, which take ", extents.size(),
-                     " bytes, but the data ends after ", got, " of them"));
+    source.fail(str("the header declares ", rank, " dimensions, which take ", extents.size(),
+                    " bytes, but the data ends after ", got, " of them"));
   }
-  idx_array out;
+  data::idx_array out;
   out.shape.resize(rank);
   std::size_t item_bytes = 1;
   bool overflow = false;
@@ -258,23 +282,23 @@ inline idx_array read_idx(const std::filesystem::path& file) {
   const std::size_t items = out.shape[0];
   overflow |= item_bytes != 0 && items > std::numeric_limits<std::size_t>::max() / item_bytes;
   if (overflow) {
-    fail(detail::str("the header declares shape ", detail::idx_shape_string(out.shape),
-                     ", too large to address"));
+    source.fail(
+        str("the header declares shape ", idx_shape_string(out.shape), ", too large to address"));
   }
   const std::size_t claim = items * item_bytes;
   const auto says = [&] {
-    return detail::str("header says ", items, " items of ", item_bytes, " bytes (shape ",
-                       detail::idx_shape_string(out.shape), ")");
+    return str("header says ", items, " items of ", item_bytes, " bytes (shape ",
+               idx_shape_string(out.shape), ")");
   };
 
   if (!source.compressed()) {
     // The file size bounds the payload: check it before allocating anything of the claimed size.
     const std::uintmax_t data_bytes = source.file_bytes() - 4 - extents.size();
     if (data_bytes < claim) {
-      fail(detail::str(says(), " but the data ends after ", data_bytes, " bytes"));
+      source.fail(str(says(), " but the data ends after ", data_bytes, " bytes"));
     }
     if (data_bytes > claim) {
-      fail(detail::str(says(), " but ", data_bytes - claim, " bytes of trailing garbage follow"));
+      source.fail(str(says(), " but ", data_bytes - claim, " bytes of trailing garbage follow"));
     }
   }
   // A compressed payload's size is only known once inflated: grow the buffer with the data that
@@ -286,14 +310,28 @@ inline idx_array read_idx(const std::filesystem::path& file) {
     out.values.resize(target);
     filled += source.read(std::span(out.values).subspan(filled));
     if (filled < target) {
-      fail(detail::str(says(), " but the data ends after ", filled, " bytes"));
+      source.fail(str(says(), " but the data ends after ", filled, " bytes"));
     }
   }
   std::uint8_t extra = 0;
   if (source.read(std::span(&extra, 1)) != 0) {
-    fail(detail::str(says(), " but the data goes on after them (trailing garbage)"));
+    source.fail(str(says(), " but the data goes on after them (trailing garbage)"));
   }
   return out;
+}
+
+}  // namespace switchyard::detail
+
+namespace switchyard::data {
+
+inline idx_array read_idx(const std::filesystem::path& file) {
+  detail::idx_source source(file);
+  return detail::read_idx(source);
+}
+
+inline idx_array read_idx(std::span<const std::uint8_t> bytes, std::string_view name) {
+  detail::idx_source source(bytes, name);
+  return detail::read_idx(source);
 }
 
 }  // namespace switchyard::data
