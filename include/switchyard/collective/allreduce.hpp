@@ -4,6 +4,7 @@
 
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/collective/detail/recursive_doubling.hpp>
 #include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/collective/native.hpp>
@@ -52,6 +53,8 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
   static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
   std::span<T> data = as_span(buffer);
   detail::in_context("allreduce", t.rank(), data.size(), [&] {
+    detail::check_call<Op>(t, {detail::operation::allreduce, detail::algorithm_id<Algorithm>(), data.size(), 0,
+                           detail::type_id<T>(), 0});
     if constexpr (std::is_same_v<Algorithm, algorithm::native>) {
       static_assert(has_native_allreduce<Transport, T, Op>,
                     "algorithm::native needs a transport with native_allreduce(span, op); use automatic");
