@@ -34,7 +34,8 @@ inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 /// @endcode
 /// @throws usage_error from native in-process runs and transport_error from the other paths (each
 /// naming the rank and the sizes) when ranks pass different counts; transport_error when a peer
-/// fails; `timeout_error` when a peer never joins (in-process transport).
+/// fails; `timeout_error` when a peer never joins (in-process transport). With checked collectives
+/// on (docs/collectives.md#checked-collectives), usage_error on every rank for any mismatch.
 /// @tparam Transport a `transport::transport`; @tparam Buffer a `mutable_buffer`.
 template <class Transport, class Buffer, class Op = ops::sum,
           algorithm::allreduce_algorithm Algorithm = algorithm::automatic>
