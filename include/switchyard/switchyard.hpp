@@ -13,6 +13,7 @@
 #include <switchyard/collective/native.hpp>
 #include <switchyard/collective/partition.hpp>
 #include <switchyard/collective/reduce_scatter.hpp>
+#include <switchyard/collective/stage.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>

@@ -4,6 +4,7 @@
 
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/collective/native.hpp>
 #include <switchyard/collective/partition.hpp>
@@ -53,12 +54,15 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
   std::span<const T> in = as_span(mine);
   std::span<T> out = as_span(all);
   const auto n = static_cast<std::size_t>(t.size());
-  if (out.size() != in.size() * n) {
-    detail::raise<usage_error>(detail::str("allgather on rank ", t.rank(), ": ", in.size(), " elements per rank over ",
-                                           n, " ranks need an output of ", in.size() * n, " elements, got ",
-                                           out.size()));
-  }
   detail::in_context("allgather", t.rank(), in.size(), [&] {
+    // Checked first, so that an output size one rank alone gets wrong is reported on every rank.
+    detail::check_call<void>(t, {detail::operation::allgather, detail::algorithm_id<Algorithm>(), in.size(), out.size(),
+                           detail::type_id<T>(), 0});
+    if (out.size() != in.size() * n) {
+      detail::raise<usage_error>(detail::str("allgather on rank ", t.rank(), ": ", in.size(),
+                                             " elements per rank over ", n, " ranks need an output of ",
+                                             in.size() * n, " elements, got ", out.size()));
+    }
     constexpr bool native = has_native_allgather<Transport, T>;
     static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
                   "algorithm::native needs a transport with native_allgather(in, out); use automatic");

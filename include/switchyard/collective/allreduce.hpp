@@ -4,6 +4,7 @@
 
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/collective/detail/recursive_doubling.hpp>
 #include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/collective/native.hpp>
@@ -33,7 +34,8 @@ inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 /// @endcode
 /// @throws usage_error from native in-process runs and transport_error from the other paths (each
 /// naming the rank and the sizes) when ranks pass different counts; transport_error when a peer
-/// fails; `timeout_error` when a peer never joins (in-process transport).
+/// fails; `timeout_error` when a peer never joins (in-process transport). With checked collectives
+/// on (docs/collectives.md#checked-collectives), usage_error on every rank for any mismatch.
 /// @tparam Transport a `transport::transport`; @tparam Buffer a `mutable_buffer`.
 template <class Transport, class Buffer, class Op = ops::sum,
           algorithm::allreduce_algorithm Algorithm = algorithm::automatic>
@@ -52,6 +54,8 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
   static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
   std::span<T> data = as_span(buffer);
   detail::in_context("allreduce", t.rank(), data.size(), [&] {
+    detail::check_call<Op>(t, {detail::operation::allreduce, detail::algorithm_id<Algorithm>(), data.size(), 0,
+                           detail::type_id<T>(), 0});
     if constexpr (std::is_same_v<Algorithm, algorithm::native>) {
       static_assert(has_native_allreduce<Transport, T, Op>,
                     "algorithm::native needs a transport with native_allreduce(span, op); use automatic");

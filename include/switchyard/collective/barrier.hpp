@@ -2,6 +2,7 @@
 #pragma once
 
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/transport/transport.hpp>
 
 namespace switchyard::collective {
@@ -17,7 +18,10 @@ void barrier(Transport& t) {
   static_assert(transport::transport<Transport>,
                 "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
                 "recv_any, barrier() and split(color, key): see transport/transport.hpp");
-  detail::in_context("barrier", t.rank(), 0, [&] { t.barrier(); });
+  detail::in_context("barrier", t.rank(), 0, [&] {
+    detail::check_call<void>(t, {detail::operation::barrier});
+    t.barrier();
+  });
 }
 
 }  // namespace switchyard::collective

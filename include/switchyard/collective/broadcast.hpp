@@ -3,10 +3,12 @@
 
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/collective/native.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/transport/transport.hpp>
 
+#include <cstdint>
 #include <span>
 #include <type_traits>
 
@@ -40,12 +42,15 @@ void broadcast(Transport& t, Buffer&& buffer, int root, Algorithm = {}) {
                     std::is_same_v<Algorithm, algorithm::native>,
                 "broadcast runs as algorithm::binomial_tree, algorithm::native or algorithm::automatic");
   const int n = t.size();
-  if (root < 0 || root >= n) {
-    detail::raise<usage_error>(
-        detail::str("broadcast on rank ", t.rank(), ": root ", root, " is outside the group of ", n, " ranks"));
-  }
   std::span<T> data = as_span(buffer);
   detail::in_context("broadcast", t.rank(), data.size(), [&] {
+    // Checked first, so that a root one rank alone gets wrong is reported on every rank.
+    detail::check_call<void>(t, {detail::operation::broadcast, detail::algorithm_id<Algorithm>(), data.size(), 0,
+                           detail::type_id<T>(), static_cast<std::uint64_t>(root)});
+    if (root < 0 || root >= n) {
+      detail::raise<usage_error>(
+          detail::str("broadcast on rank ", t.rank(), ": root ", root, " is outside the group of ", n, " ranks"));
+    }
     constexpr bool native = has_native_broadcast<Transport, T>;
     static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
                   "algorithm::native needs a transport with native_broadcast(span, root); use automatic");

@@ -4,6 +4,7 @@
 
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/collective/native.hpp>
 #include <switchyard/collective/partition.hpp>
@@ -45,6 +46,8 @@ auto reduce_scatter(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
                 "reduce_scatter runs as algorithm::ring, algorithm::native or algorithm::automatic");
   std::span<T> data = as_span(buffer);
   return detail::in_context("reduce_scatter", t.rank(), data.size(), [&]() -> std::span<T> {
+    detail::check_call<Op>(t, {detail::operation::reduce_scatter, detail::algorithm_id<Algorithm>(), data.size(), 0,
+                           detail::type_id<T>(), 0});
     constexpr bool native = has_native_reduce_scatter<Transport, T, Op>;
     static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
                   "algorithm::native needs a transport with native_reduce_scatter(span, op); use automatic");

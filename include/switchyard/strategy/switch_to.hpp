@@ -3,6 +3,7 @@
 #pragma once
 
 #include <switchyard/collective/allreduce.hpp>
+#include <switchyard/collective/stage.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/train/history.hpp>
@@ -129,6 +130,7 @@ class switch_to {
 
   template <class Transport, class Model, class Optimizer>
   train::step_outcome step(Transport& t, Model& m, Optimizer& o) {
+    const collective::stage_scope stage{name()};  // names the stage in checked collectives' reports
     if (switched()) return second_.step(t, m, o);
     train::step_outcome outcome = first_.step(t, m, o);
     if constexpr (trigger::within_epoch<Trigger>) {

@@ -110,6 +110,14 @@ class faulty {
     return faulty(inner_.split(color, key), state_);
   }
 
+  /// The inner transport's collective checks: the fingerprint exchange goes through this
+  /// decorator's messages, so its delays and failures reach it too.
+  [[nodiscard]] collective_check_state& collective_checks()
+    requires has_collective_checks<Inner>
+  {
+    return inner_.collective_checks();
+  }
+
   /// The wrapped transport.
   [[nodiscard]] Inner& inner() noexcept { return inner_; }
   [[nodiscard]] const Inner& inner() const noexcept { return inner_; }

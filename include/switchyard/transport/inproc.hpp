@@ -40,6 +40,10 @@ struct inproc_options {
   /// How many times a waiting rank yields before it sleeps; spinning wins for short waits when
   /// ranks have cores of their own, sleeping wins when they share them.
   int spin = 64;
+  /// Every collective first exchanges a fingerprint of the call with the other ranks and raises
+  /// `usage_error` on every rank when they differ (docs/collectives.md#checked-collectives).
+  /// Default: the environment variable `SWITCHYARD_CHECK_COLLECTIVES`.
+  bool check_collectives = check_collectives_from_environment();
 };
 
 class inproc;
@@ -214,7 +218,8 @@ struct inproc_group {
         arrivals(std::make_unique<std::atomic<std::uint64_t>[]>(world_ranks.size())),
         window(world_ranks.size()),
         splits(world_ranks.size()),
-        split_results(world_ranks.size()) {}
+        split_results(world_ranks.size()),
+        checks(world_ranks.size(), collective_check_state{fabric->options.check_collectives, 0}) {}
 
   std::shared_ptr<inproc_fabric> fabric;
   std::vector<int> world_ranks;  // group rank -> world rank (the thread that plays it)
@@ -229,6 +234,7 @@ struct inproc_group {
   std::vector<window_slot> window;
   std::vector<split_request> splits;
   std::vector<std::pair<std::shared_ptr<inproc_group>, int>> split_results;
+  std::vector<collective_check_state> checks;  // each rank's, touched by its thread only
 
   waker& waker_of(int rank) const { return fabric->wakers[static_cast<std::size_t>(world_ranks[static_cast<std::size_t>(rank)])]; }
 };
@@ -336,6 +342,11 @@ class inproc {
   void native_allgather(std::span<const T> mine, std::span<T> all);
   template <arithmetic T, class Op>
   std::span<T> native_reduce_scatter(std::span<T> data, Op op);
+
+  /// This rank's collective checks on this group, on when `inproc_options::check_collectives` is.
+  [[nodiscard]] collective_check_state& collective_checks() noexcept {
+    return group_->checks[static_cast<std::size_t>(rank_)];
+  }
 
  private:
   friend class inproc_world;

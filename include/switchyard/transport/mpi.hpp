@@ -64,6 +64,10 @@ struct mpi_options {
   /// block as long as MPI does. The default comes from the environment variable
   /// `SWITCHYARD_TIMEOUT` (seconds, e.g. `60` or `0.5`), and is off when that is not set.
   std::chrono::milliseconds timeout = detail::timeout_from_environment();
+  /// Every collective first exchanges a fingerprint of the call with the other ranks and raises
+  /// `usage_error` on every rank when they differ (docs/collectives.md#checked-collectives).
+  /// Default: the environment variable `SWITCHYARD_CHECK_COLLECTIVES`.
+  bool check_collectives = check_collectives_from_environment();
 };
 
 namespace detail {
@@ -295,6 +299,7 @@ class mpi {
     watch_.timeout = options_.timeout;
     watch_.rank = rank_;
     MPI_Comm_rank(MPI_COMM_WORLD, &watch_.world_rank);
+    checks_->enabled = options_.check_collectives;
   }
 
   /// Whether an MPI launcher (Open MPI's mpirun, MPICH's hydra, Slurm's srun) started this
@@ -312,6 +317,9 @@ class mpi {
   /// messages, for instance).
   [[nodiscard]] const boost::mpi::communicator& communicator() const noexcept { return communicator_; }
   [[nodiscard]] const mpi_options& options() const noexcept { return options_; }
+  /// This rank's collective checks on this communicator (shared by copies of the handle), on
+  /// when `mpi_options::check_collectives` is.
+  [[nodiscard]] collective_check_state& collective_checks() noexcept { return *checks_; }
 
   template <arithmetic T>
   void send(std::span<const T> data, int destination, int tag) {
@@ -467,6 +475,7 @@ class mpi {
   int size_ = 1;
   detail::watchdog watch_;
   std::vector<int> counts_;
+  std::shared_ptr<collective_check_state> checks_ = std::make_shared<collective_check_state>();
 };
 
 }  // namespace switchyard::transport

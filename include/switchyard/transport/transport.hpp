@@ -2,9 +2,14 @@
 // Collectives, strategies and the trainer are written against this concept only.
 #pragma once
 
+#include <switchyard/core/error.hpp>
+
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <span>
+#include <string_view>
 
 namespace switchyard::transport {
 
@@ -64,5 +69,37 @@ concept transport = std::copy_constructible<T> &&
       t.barrier();
       { t.split(peer, tag) } -> std::same_as<T>;
     };
+
+/// @brief One rank's state of the collective checks on one group: whether every collective first
+/// exchanges a fingerprint with the other ranks (docs/collectives.md#checked-collectives), and
+/// how many collectives this rank has started on the group.
+struct collective_check_state {
+  bool enabled = false;
+  std::uint64_t sequence = 0;
+};
+
+/// @brief The optional hook of a transport whose collectives can be checked:
+/// `collective_check_state& t.collective_checks()`, the same state for every copy of a handle and
+/// a fresh one for each group made by `split`. `inproc`, `mpi` and `faulty<T>` over either have it.
+template <class T>
+concept has_collective_checks = requires(T& t) {
+  { t.collective_checks() } -> std::same_as<collective_check_state&>;
+};
+
+/// @brief Whether the environment variable `SWITCHYARD_CHECK_COLLECTIVES` asks for checked
+/// collectives: `1` is on; unset, empty or `0` is off; anything else is a `usage_error`. Read
+/// once per process; the default of `inproc_options::check_collectives` and
+/// `mpi_options::check_collectives`.
+inline bool check_collectives_from_environment() {
+  static const bool on = [] {
+    const char* text = std::getenv("SWITCHYARD_CHECK_COLLECTIVES");
+    const std::string_view value = text == nullptr ? std::string_view() : std::string_view(text);
+    if (value.empty() || value == "0") return false;
+    if (value == "1") return true;
+    switchyard::detail::raise<usage_error>(
+        switchyard::detail::str("SWITCHYARD_CHECK_COLLECTIVES must be 1 (on) or 0 (off), got '", value, "'"));
+  }();
+  return on;
+}
 
 }  // namespace switchyard::transport

@@ -23,6 +23,7 @@ enum tag : int {
   reduce_scatter_tag,
   allgather_tag,
   broadcast_tag,
+  fingerprint_tag,
 };
 
 // Scratch space of this thread, grown on first use and kept: the first touch of fresh pages costs

@@ -63,7 +63,7 @@ void ring_reduce_scatter(Transport& t, std::span<T> data, Op op) {
 
 // Every rank contributes block `of(r)` of `data` and ends with all blocks.
 template <class Transport, class T, class BlockOf>
-void ring_allgather(Transport& t, std::span<T> data, BlockOf of) {
+void ring_allgather(Transport& t, std::span<T> data, BlockOf of, int tag = allgather_tag) {
   const int n = t.size();
   const int r = t.rank();
   const int right = (r + 1) % n;
@@ -71,8 +71,8 @@ void ring_allgather(Transport& t, std::span<T> data, BlockOf of) {
   for (int step = 0; step < n - 1; ++step) {
     const block out = of(ring_index(r, -step, n));
     const block in = of(ring_index(r, -step - 1, n));
-    auto receive = t.irecv(data.subspan(in.offset, in.size), left, allgather_tag);
-    auto send = t.isend(std::span<const T>(data.subspan(out.offset, out.size)), right, allgather_tag);
+    auto receive = t.irecv(data.subspan(in.offset, in.size), left, tag);
+    auto send = t.isend(std::span<const T>(data.subspan(out.offset, out.size)), right, tag);
     receive.wait();
     send.wait();
   }
