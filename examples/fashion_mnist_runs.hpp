@@ -50,6 +50,8 @@ struct config {
   std::string second = "allreduce";
   std::string trigger = "epochs:3";
   std::uint64_t switch_warmup = 0;
+  double switch_variance = 1.0;
+  double switch_lr_scale = 1.0;
   std::string optimizer = "adam";
   int ranks = 4;
   std::size_t epochs = 15;
@@ -243,6 +245,8 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   const chosen_trigger trigger = parse_trigger(c.trigger);
   sy::strategy::switch_options options;
   options.warmup_steps = c.switch_warmup;
+  options.second_moment_scale = c.switch_variance;
+  options.learning_rate_scale = c.switch_lr_scale;
   return with_parameter_server(c, [&](auto ps) {
     if (c.first == "ps") {
       return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger, options}, c, data);
@@ -288,6 +292,11 @@ inline void add_training_options(CLI::App& app, config& c) {
   app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
   app.add_option("--lr", c.lr, "Peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--warmup", c.warmup_steps, "Linear warm-up over this many batches before the cosine decay")
+      ->capture_default_str();
+  app.add_option("--switch-variance", c.switch_variance, "Switches: factor on Adam's second moment at the switch")
+      ->capture_default_str();
+  app.add_option("--switch-lr-scale", c.switch_lr_scale, "Switches: factor on the learning rate after the switch")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--switch-warmup", c.switch_warmup,
                  "Switches: optimizer steps over which the learning rate ramps up again after the switch")

@@ -10,6 +10,7 @@
 #include <switchyard/train/strategy.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +35,10 @@ struct switch_options {
   /// `rewarm` of the optimizers): an asynchronous stage that starts at the full rate with moments
   /// estimated under another strategy can lose what it learned in its first steps.
   std::uint64_t warmup_steps = 0;
+  /// Multiplies the second slot of the optimizer state (Adam's second moment v). Gradient noise
+  /// variance goes with 1 / the batch an update averages, so when that batch changes from B1 to
+  /// B2 at the switch, B1 / B2 keeps v where it would have been under the second stage.
+  double second_moment_scale = 1.0;
 };
 
 /// @brief Trains under `First` until `Trigger` fires, then under `Second`.
@@ -246,14 +251,16 @@ class switch_to {
 
   template <class Optimizer>
   void apply_options(Optimizer& o) const {
-    if (options_.momentum != switch_options::momentum_policy::keep) {
+    const double first_factor = options_.momentum == switch_options::momentum_policy::keep    ? 1.0
+                                : options_.momentum == switch_options::momentum_policy::reset ? 0.0
+                                                                                              : options_.momentum_scale;
+    if (first_factor != 1.0 || options_.second_moment_scale != 1.0) {
       auto state = o.export_state();
-      if (!state.slots.empty()) {
-        const double factor =
-            options_.momentum == switch_options::momentum_policy::reset ? 0.0 : options_.momentum_scale;
-        for (auto& v : state.slots.front()) v = static_cast<std::remove_reference_t<decltype(v)>>(v * factor);
-        o.import_state(std::move(state));
+      const double factors[] = {first_factor, options_.second_moment_scale};
+      for (std::size_t k = 0; k < std::min<std::size_t>(2, state.slots.size()); ++k) {
+        for (auto& v : state.slots[k]) v = static_cast<std::remove_reference_t<decltype(v)>>(v * factors[k]);
       }
+      o.import_state(std::move(state));
     }
     if (options_.learning_rate_scale != 1.0) o.scale_learning_rate(options_.learning_rate_scale);
     if (options_.warmup_steps > 0) o.rewarm(options_.warmup_steps);
