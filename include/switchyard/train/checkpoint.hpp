@@ -126,10 +126,11 @@ template <class Trainer>
 void write_checkpoints(Trainer& trainer, std::filesystem::path directory, model_fingerprint model);
 
 /// Makes the next `trainer.fit` continue from the checkpoint file `path` (every rank reads it):
-/// restores the strategy's progress and hands the state to `trainer.resume_from`. Raises
-/// `data_error` for a file that cannot be resumed, before any training.
+/// restores the strategy's progress and hands the state to `trainer.resume_from`. Returns the
+/// epoch the checkpoint was taken after. Raises `data_error` for a file that cannot be resumed,
+/// before any training.
 template <class Trainer>
-void resume(Trainer& trainer, const std::filesystem::path& path, const model_fingerprint& model);
+std::uint64_t resume(Trainer& trainer, const std::filesystem::path& path, const model_fingerprint& model);
 
 // ---------------------------------------------------------------------------------------------
 // Implementation
@@ -342,10 +343,12 @@ void write_checkpoints(Trainer& trainer, std::filesystem::path directory, model_
 }
 
 template <class Trainer>
-void resume(Trainer& trainer, const std::filesystem::path& path, const model_fingerprint& model) {
+std::uint64_t resume(Trainer& trainer, const std::filesystem::path& path, const model_fingerprint& model) {
   checkpoint<typename Trainer::parameter_type> c = load<typename Trainer::parameter_type>(path, model);
   decode_progress(trainer.strategy(), c.strategy_progress, path.string());
+  const std::uint64_t epoch = c.state.epoch;
   trainer.resume_from(std::move(c.state));
+  return epoch;
 }
 
 }  // namespace switchyard::train
