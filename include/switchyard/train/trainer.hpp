@@ -340,10 +340,9 @@ void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const hi
   training_state<parameter_type> state;
   if constexpr (requires { strategy_.assembled_state(t, optimizer_); }) {
     state.optimizer = strategy_.assembled_state(t, optimizer_);
-  } else {
-    state.optimizer = optimizer_.export_state();
   }
   if (t.rank() != 0) return;
+  if constexpr (!requires { strategy_.assembled_state(t, optimizer_); }) state.optimizer = optimizer_.export_state();
   const std::span<parameter_type> parameters = model_.parameters();
   // Finite losses and gradients can still step into infinity: never save such a state.
   if (!detail::all_finite(std::span<const parameter_type>(parameters))) {
