@@ -14,12 +14,14 @@
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/strategy/switch_to.hpp>
+#include <switchyard/train/checkpoint.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
 #include <switchyard/trigger/after_seconds.hpp>
 #include <switchyard/trigger/after_steps.hpp>
 #include <switchyard/trigger/loss_plateau.hpp>
+#include <switchyard/trigger/trigger.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -28,12 +30,13 @@
 #include <array>
 #include <chrono>
 #include <cstdlib>
-#include <functional>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <variant>
 
 namespace example {
 
@@ -64,6 +67,9 @@ struct config {
   std::string log;
   std::string summary;
   bool quiet = false;
+  std::string checkpoint_dir;
+  std::size_t checkpoint_every = 1;
+  bool resume = false;
 };
 
 // --straggler RANK:FACTOR: that worker sleeps (FACTOR - 1) times its own compute time each step.
@@ -134,27 +140,33 @@ run_result summarize(Transport& t, const Strategy& strategy, sy::train::history 
 }
 
 // --trigger epochs:N | steps:N | seconds:S | plateau:EPSILON[:WINDOW]. The command line picks the
-// trigger at run time, so the example wraps it in a trigger type of its own: the Trigger concept
-// asks for fire(record), and fire_at(progress) lets steps:N switch inside an epoch.
+// trigger at run time, so the example wraps the four in a trigger type of its own: the Trigger
+// concept asks for fire(record), fire_at(progress) lets steps:N switch inside an epoch, and a
+// serialize() keeps the chosen trigger's state in checkpoints.
 struct chosen_trigger {
-  std::function<bool(const sy::train::epoch_record&)> decide;
-  std::function<bool(const sy::trigger::progress&)> decide_within;
-  bool fire(const sy::train::epoch_record& record) { return decide(record); }
-  bool fire_at(const sy::trigger::progress& p) { return decide_within(p); }
+  std::variant<sy::trigger::after_epochs<>, sy::trigger::after_steps<>, sy::trigger::after_seconds,
+               sy::trigger::loss_plateau>
+      chosen;
+  bool fire(const sy::train::epoch_record& record) {
+    return std::visit([&](auto& t) { return static_cast<bool>(t.fire(record)); }, chosen);
+  }
+  bool fire_at(const sy::trigger::progress& p) {
+    return std::visit(
+        [&](auto& t) {
+          if constexpr (sy::trigger::within_epoch<std::remove_reference_t<decltype(t)>>) {
+            return static_cast<bool>(t.fire_at(p));
+          } else {
+            return false;
+          }
+        },
+        chosen);
+  }
 };
 
-template <class Trigger>
-chosen_trigger choose(Trigger trigger) {
-  chosen_trigger chosen{[trigger](const sy::train::epoch_record& record) mutable {
-                          return static_cast<bool>(trigger.fire(record));
-                        },
-                        [](const sy::trigger::progress&) { return false; }};
-  if constexpr (sy::trigger::within_epoch<Trigger>) {
-    chosen.decide_within = [trigger](const sy::trigger::progress& p) mutable {
-      return static_cast<bool>(trigger.fire_at(p));
-    };
-  }
-  return chosen;
+// The same --trigger on resume picks the same alternative; its state comes from the checkpoint.
+template <class Archive>
+void serialize(Archive& archive, chosen_trigger& t, const unsigned int /*version*/) {
+  std::visit([&](auto& chosen) { archive & chosen; }, t.chosen);
 }
 
 inline chosen_trigger parse_trigger(const std::string& text) {
@@ -162,14 +174,14 @@ inline chosen_trigger parse_trigger(const std::string& text) {
   const std::string kind = text.substr(0, colon);
   const std::string value = colon == std::string::npos ? "" : text.substr(colon + 1);
   try {
-    if (kind == "epochs") return choose(sy::trigger::after_epochs{std::stoul(value)});
-    if (kind == "steps") return choose(sy::trigger::after_steps{std::stoul(value)});
-    if (kind == "seconds") return choose(sy::trigger::after_seconds{std::stod(value)});
+    if (kind == "epochs") return {sy::trigger::after_epochs{std::stoul(value)}};
+    if (kind == "steps") return {sy::trigger::after_steps{std::stoul(value)}};
+    if (kind == "seconds") return {sy::trigger::after_seconds{std::stod(value)}};
     if (kind == "plateau") {
       const auto second_colon = value.find(':');
       sy::trigger::loss_plateau plateau{std::stod(value.substr(0, second_colon))};
       if (second_colon != std::string::npos) plateau.window = std::stoul(value.substr(second_colon + 1));
-      return choose(plateau);
+      return {plateau};
     }
   } catch (const std::logic_error&) {
   }
@@ -201,11 +213,21 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
   options.seed = c.seed;
   options.blas_threads = c.blas_threads;
   options.progress = t.rank() == 0 && !c.quiet ? &std::cout : nullptr;
+  options.checkpoint_every = c.checkpoint_dir.empty() ? 0 : c.checkpoint_every;
   std::optional<sy::train::epoch_log> log;
   if (t.rank() == 0 && !c.log.empty()) log.emplace(c.log);
 
   auto fit = [&](auto& optimizer) {
     sy::train::trainer trainer{model, optimizer, strategy, options};
+    if (!c.checkpoint_dir.empty()) {
+      const sy::train::model_fingerprint fingerprint = sy::train::fingerprint(model, c.model);
+      sy::train::write_checkpoints(trainer, c.checkpoint_dir, fingerprint);
+      if (c.resume) {
+        const std::filesystem::path file = sy::train::checkpoint_file(c.checkpoint_dir);
+        const std::uint64_t epoch = sy::train::resume(trainer, file, fingerprint);
+        if (t.rank() == 0) fmt::print("resuming from {} after epoch {}\n", file.string(), epoch);
+      }
+    }
     if (log) trainer.on_epoch([&](const sy::train::epoch_record& e) { log->write(e); });
     if (slow.rank == t.rank()) {
       trainer.on_step([&](const sy::train::step_record& s) {
@@ -310,11 +332,19 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->capture_default_str();
   app.add_option("--data", c.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
   app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
+  app.add_option("--checkpoint", c.checkpoint_dir,
+                 "Directory for checkpoints (DIR/checkpoint.bin, replaced atomically); off by default");
+  app.add_option("--checkpoint-every", c.checkpoint_every, "With --checkpoint: every this many epochs, and at the end")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_flag("--resume", c.resume,
+               "Continue from DIR/checkpoint.bin of --checkpoint DIR (the other options as in the run it continues)");
 }
 
 /// Refuses settings that cannot work before any data is read.
 inline void check_settings(const config& c) {
   parse_straggler(c.straggler);
+  if (c.resume && c.checkpoint_dir.empty()) throw sy::usage_error("--resume needs --checkpoint DIR");
   if (c.strategy == "switch") {
     parse_trigger(c.trigger);
     if (c.first == c.second) {

@@ -2,7 +2,8 @@
 // The core (transports in process, collectives, optimizers) needs only the standard library; the
 // other parts come with their Meson dependency, which defines the macro that enables them here:
 // `switchyard-xtensor` (SWITCHYARD_HAS_XTENSOR), `switchyard-data` (SWITCHYARD_HAS_DATA),
-// `switchyard-nn` (SWITCHYARD_HAS_NN), `switchyard-mpi` (SWITCHYARD_HAS_MPI).
+// `switchyard-nn` (SWITCHYARD_HAS_NN), `switchyard-checkpoint` (SWITCHYARD_HAS_CHECKPOINT),
+// `switchyard-mpi` (SWITCHYARD_HAS_MPI).
 #pragma once
 
 #include <switchyard/collective/algorithm.hpp>
@@ -42,6 +43,7 @@
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/train/strategy.hpp>
+#include <switchyard/train/training_state.hpp>
 
 #if defined(SWITCHYARD_HAS_XTENSOR)
 #include <switchyard/tensor/xtensor.hpp>
@@ -74,6 +76,9 @@
 #endif
 #if defined(SWITCHYARD_HAS_NN) && defined(SWITCHYARD_HAS_DATA)
 #include <switchyard/train/trainer.hpp>
+#endif
+#if defined(SWITCHYARD_HAS_CHECKPOINT)
+#include <switchyard/train/checkpoint.hpp>
 #endif
 #if defined(SWITCHYARD_HAS_MPI)
 #include <switchyard/transport/mpi.hpp>

@@ -44,6 +44,14 @@ class timeout_error : public transport_error {
   using transport_error::transport_error;
 };
 
+/// @brief Training diverged: a step's loss or gradient is NaN or infinite (the message names the
+/// epoch, the step and the rank). The run ends there; restart from the last checkpoint, which
+/// holds no diverged state, with a smaller learning rate or a safer setting.
+class divergence_error : public error {
+ public:
+  using error::error;
+};
+
 namespace detail {
 
 #if defined(__cpp_lib_source_location)

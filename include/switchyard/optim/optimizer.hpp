@@ -40,6 +40,24 @@ concept optimizer = requires { typename O::value_type; } &&
       o.import_state(std::move(state));
     };
 
+/// @brief What changes an optimizer's learning rate besides its state and schedule: the scale
+/// of `scale_learning_rate` and the ramp of `rewarm` (a strategy switch sets both). A checkpoint
+/// keeps them, so that a resumed run uses the same rates as the run it continues.
+struct rate_adjustments {
+  double learning_rate_scale = 1.0;
+  std::uint64_t rewarm_from = 0;   ///< the step at which the ramp started
+  std::uint64_t rewarm_steps = 0;  ///< its length; 0: no ramp
+  friend bool operator==(const rate_adjustments&, const rate_adjustments&) = default;
+};
+
+/// Boost.Serialization hook (found by argument-dependent lookup).
+template <class Archive>
+void serialize(Archive& archive, rate_adjustments& a, const unsigned int /*version*/) {
+  archive & a.learning_rate_scale;
+  archive & a.rewarm_from;
+  archive & a.rewarm_steps;
+}
+
 namespace detail {
 
 /// State, schedule and size checks shared by the shipped optimizers; `Slots` is the number of
@@ -93,6 +111,20 @@ class optimizer_base {
     learning_rate_scale_ *= factor;
   }
   [[nodiscard]] double learning_rate_scale() const noexcept { return learning_rate_scale_; }
+  /// The learning-rate scale and ramp, for a checkpoint.
+  [[nodiscard]] rate_adjustments export_adjustments() const noexcept {
+    return {learning_rate_scale_, rewarm_from_, rewarm_steps_};
+  }
+  /// Continues with the scale and ramp of a checkpoint (replacing, not compounding, the current).
+  void import_adjustments(const rate_adjustments& a) {
+    if (!(a.learning_rate_scale > 0.0)) {
+      switchyard::detail::raise<usage_error>(
+          switchyard::detail::str("optim: the learning-rate scale must be > 0, got ", a.learning_rate_scale));
+    }
+    learning_rate_scale_ = a.learning_rate_scale;
+    rewarm_from_ = a.rewarm_from;
+    rewarm_steps_ = a.rewarm_steps;
+  }
   [[nodiscard]] const Schedule& schedule() const noexcept { return schedule_; }
   /// Number of parameters the state covers.
   [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(state_.size); }

@@ -145,6 +145,12 @@ class parameter_server {
   template <class Transport, class Model, class Optimizer>
   void hand_over(Transport& t, Model& model, Optimizer& optimizer);
 
+  /// Collective: the whole optimizer state assembled from the servers' shards, returned on every
+  /// rank without changing any rank's optimizer (what a checkpoint saves between two epochs).
+  template <class Transport, class Optimizer>
+  [[nodiscard]] optim::optimizer_state<typename Optimizer::value_type> assembled_state(Transport& t,
+                                                                                      const Optimizer& optimizer) const;
+
   template <class Transport, class Model, class Optimizer>
   void finish(Transport& t, Model& model, Optimizer& optimizer) {
     hand_over(t, model, optimizer);
@@ -382,6 +388,13 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::hand_over(Transport& t, Model&, Optimizer& optimizer) {
+  optimizer.import_state(assembled_state(t, optimizer));
+}
+
+template <class Consistency>
+template <class Transport, class Optimizer>
+optim::optimizer_state<typename Optimizer::value_type> parameter_server<Consistency>::assembled_state(
+    Transport& t, const Optimizer& optimizer) const {
   using value = typename Optimizer::value_type;
   const optim::optimizer_state<value> own = optimizer.export_state();
   const bool serving = !worker_index(t).has_value();
@@ -401,7 +414,7 @@ void parameter_server<Consistency>::hand_over(Transport& t, Model&, Optimizer& o
       collective::broadcast(t, piece.slots[k], server_rank(s));
     }
   }
-  optimizer.import_state(optim::optimizer_state<value>::assemble(shards));
+  return optim::optimizer_state<value>::assemble(shards);
 }
 
 template <class Consistency>

@@ -6,6 +6,7 @@
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/optim/optimizer_state.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/train/strategy.hpp>
 #include <switchyard/trigger/trigger.hpp>
@@ -89,9 +90,11 @@ class switch_to {
   /// The active stage's name.
   [[nodiscard]] std::string_view name() const { return switched() ? std::string_view(second_.name()) : first_.name(); }
 
+  /// Sets up the active stage: the first, or, in a run resumed from a checkpoint taken after the
+  /// switch, the second.
   template <class Transport, class Model, class Optimizer>
   void setup(Transport& t, Model& m, Optimizer& o) {
-    first_.setup(t, m, o);
+    active([&](auto& s) { s.setup(t, m, o); });
   }
 
   template <class Transport>
@@ -211,6 +214,45 @@ class switch_to {
     active([&](auto& s) { hand_over_stage(s, t, m, o); });
   }
 
+  /// Collective: the whole optimizer state, from the active stage when it shards it (a parameter
+  /// server), else this rank's.
+  template <class Transport, class Optimizer>
+  [[nodiscard]] optim::optimizer_state<typename Optimizer::value_type> assembled_state(Transport& t,
+                                                                                      const Optimizer& o) const {
+    return active([&](const auto& s) {
+      if constexpr (requires { s.assembled_state(t, o); }) {
+        return s.assembled_state(t, o);
+      } else {
+        return optim::optimizer_state<typename Optimizer::value_type>(o.export_state());
+      }
+    });
+  }
+
+  /// Checkpoints, Boost.Serialization style (the same member saves and loads): whether and where
+  /// the switch happened, the trigger's state, then each stage's own progress (nested switches).
+  /// The epoch-internal counters are not saved: checkpoints are taken between epochs.
+  template <class Archive>
+  void serialize_progress(Archive& archive) {
+    static_assert(requires(Archive& a, Trigger& t) { serialize(a, t, 0u); } ||
+                      requires(Archive& a, Trigger& t) { t.serialize(a, 0u); },
+                  "checkpointing a switch_to needs its trigger's state: give the trigger a Boost.Serialization "
+                  "serialize(archive, trigger, version) (empty if it keeps no state), as the shipped triggers have");
+    bool switched_before = switched_after_.has_value();
+    std::uint64_t after = switched_after_.value_or(0);
+    std::uint64_t epochs = epochs_;
+    archive & switched_before;
+    archive & after;
+    archive & epochs;
+    archive & trained_;
+    archive & trigger_;
+    if constexpr (Archive::is_loading::value) {
+      switched_after_ = switched_before ? std::optional<std::size_t>(static_cast<std::size_t>(after)) : std::nullopt;
+      epochs_ = static_cast<std::size_t>(epochs);
+    }
+    stage_progress(first_, archive);
+    stage_progress(second_, archive);
+  }
+
   template <class Transport, class Model, class Optimizer>
   void finish(Transport& t, Model& m, Optimizer& o) {
     active([&](auto& s) { s.finish(t, m, o); });
@@ -242,6 +284,11 @@ class switch_to {
     apply_options(o);
     second_.setup(t, m, o);
     switched_after_ = epochs_;
+  }
+
+  template <class Stage, class Archive>
+  static void stage_progress(Stage& s, Archive& archive) {
+    if constexpr (requires { s.serialize_progress(archive); }) s.serialize_progress(archive);
   }
 
   template <class Stage, class Transport, class Model, class Optimizer>

@@ -44,4 +44,27 @@ struct history {
   [[nodiscard]] const epoch_record& last() const { return epochs.back(); }
 };
 
+/// Boost.Serialization hooks (found by argument-dependent lookup; the caller includes
+/// `<boost/serialization/string.hpp>` and `<boost/serialization/vector.hpp>`): a checkpoint keeps
+/// the history so that a resumed run returns every epoch.
+template <class Archive>
+void serialize(Archive& archive, epoch_record& e, const unsigned int /*version*/) {
+  archive & e.epoch;
+  archive & e.stage;
+  archive & e.train_loss;
+  archive & e.test_loss;
+  archive & e.test_accuracy;
+  archive & e.wall_seconds;
+  archive & e.train_seconds;
+  archive & e.steps;
+  archive & e.samples;
+  archive & e.samples_per_second;
+  archive & e.bytes_sent;
+}
+
+template <class Archive>
+void serialize(Archive& archive, history& h, const unsigned int /*version*/) {
+  archive & h.epochs;
+}
+
 }  // namespace switchyard::train

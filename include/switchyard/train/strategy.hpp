@@ -59,6 +59,11 @@ struct step_outcome {
 ///                         // inside the epoch, after k of the batches given to begin_epoch; the
 ///                         // trainer then trains the rest of the epoch, from begin_epoch on, under
 ///                         // the strategy's new stage (a `strategy::switch_to` at a step trigger)
+/// auto state = s.assembled_state(t, o);   // collective: the whole optimizer state on every rank,
+///                         // for a strategy that shards it (a parameter server); a checkpoint's
+/// s.serialize_progress(archive);   // Boost.Serialization style, saves or loads what the strategy
+///                         // keeps across epochs (a switch: its stage and trigger state); absent:
+///                         // nothing to keep (train/checkpoint.hpp)
 /// s.stop_when(rule);      // a strategy that hands out batches: stop handing them out once
 ///                         // rule(n) is true, n the batches of this part of the epoch handed out
 ///                         // so far (`std::function<bool(std::size_t)>`); then on the rank that

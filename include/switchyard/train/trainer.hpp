@@ -16,24 +16,50 @@
 #include <switchyard/optim/optimizer.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/train/strategy.hpp>
+#include <switchyard/train/training_state.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+namespace switchyard::detail {
+
+/// Whether no element is NaN or infinite. Compares exponent bits without branching, so the loop
+/// vectorizes: about 20 us over the reference mlp's 235,146 gradients, 3 times faster than
+/// `std::all_of` with `std::isfinite`.
+template <std::floating_point T>
+[[nodiscard]] bool all_finite(std::span<const T> values) {
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
+    using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    // The exponent field: the bits of infinity.
+    constexpr bits exponent = std::bit_cast<bits>(std::numeric_limits<T>::infinity());
+    bits infinite_or_nan = 0;
+    for (const T v : values) infinite_or_nan |= static_cast<bits>((std::bit_cast<bits>(v) & exponent) == exponent);
+    return infinite_or_nan == 0;
+  } else {
+    return std::all_of(values.begin(), values.end(), [](T v) { return std::isfinite(v); });
+  }
+}
+
+}  // namespace switchyard::detail
 
 namespace switchyard::train {
 
@@ -48,6 +74,13 @@ struct trainer_options {
   /// default: in-process ranks are threads and MPI runs a process per core, so more would
   /// oversubscribe the cores unless asked for.
   int blas_threads = 1;
+  /// Take a checkpoint (call the `on_checkpoint` callbacks on rank 0) after every this many epochs
+  /// and after the last one; 0: never. Checkpoints are taken between epochs, where every rank
+  /// holds the parameters (docs/training.md, "Checkpoints and resume").
+  std::size_t checkpoint_every = 0;
+  /// Also scan the gradient arena for NaN and infinity after each step (the loss is always
+  /// checked): a few percent of a step of the reference mlp at batch 64 (docs/training.md).
+  bool check_gradients = true;
 };
 
 /// @brief Trains `Model` with `Optimizer` under `Strategy`, over any transport given to `fit`.
@@ -83,6 +116,9 @@ class trainer {
                 "(an nn::mlp<double> needs an optimizer over double)");
 
  public:
+  /// The element type of the parameters and of the optimizer's state.
+  using parameter_type = typename Optimizer::value_type;
+
   trainer(Model& model, Optimizer& optimizer, Strategy strategy, trainer_options options = {})
       : model_(model), optimizer_(optimizer), strategy_(std::move(strategy)), options_(options) {
     if (options_.batch_size == 0) detail::raise<usage_error>("trainer: the batch size must be at least 1");
@@ -96,12 +132,28 @@ class trainer {
     epoch_callbacks_.push_back(std::move(callback));
   }
 
+  /// Adds a callback run on rank 0 with the training state after every `options.checkpoint_every`
+  /// epochs and after the last (`train::write_checkpoints` installs one that writes files). Every
+  /// rank takes part in assembling the state, so the setting must be the same on every rank.
+  void on_checkpoint(std::function<void(const training_state<parameter_type>&)> callback) {
+    checkpoint_callbacks_.push_back(std::move(callback));
+  }
+
+  /// Makes the next `fit` continue from `state` (taken after its epoch `state.epoch`) instead of
+  /// starting: the model, the optimizer and the history are restored, the strategy sets up its
+  /// active stage, and training goes on with epoch `state.epoch + 1` of `options.epochs`. A
+  /// strategy with progress of its own (a switch) must have it restored first, through
+  /// `strategy()`; `train::resume` does both from a checkpoint file.
+  void resume_from(training_state<parameter_type> state) { resumed_ = std::move(state); }
+
   /// Trains for `options.epochs` epochs on `train` and evaluates on `test` after each; collective
   /// over every rank of `t`. Returns the epoch records (the same on every rank).
   template <transport::transport Transport>
   history fit(Transport& t, std::shared_ptr<const data::dataset> train, const data::dataset& test);
 
   [[nodiscard]] const Strategy& strategy() const noexcept { return strategy_; }
+  /// The strategy value, to restore its progress before `fit` (see `resume_from`).
+  [[nodiscard]] Strategy& strategy() noexcept { return strategy_; }
   [[nodiscard]] const trainer_options& options() const noexcept { return options_; }
 
  private:
@@ -110,6 +162,11 @@ class trainer {
   template <transport::transport Transport>
   nn::evaluation evaluate(Transport& t, const data::dataset& test);
   void print(const epoch_record& e) const;
+  // Restores a resumed state into the model, the optimizer and `result`; returns the first epoch.
+  std::size_t restore(history& result);
+  template <transport::transport Transport>
+  void take_checkpoint(Transport& t, const history& result, std::size_t epoch);
+  void check_step(double loss, std::size_t epoch, std::size_t step, int rank) const;
 
   Model& model_;
   Optimizer& optimizer_;
@@ -117,6 +174,8 @@ class trainer {
   trainer_options options_;
   std::vector<std::function<void(const step_record&)>> step_callbacks_;
   std::vector<std::function<void(const epoch_record&)>> epoch_callbacks_;
+  std::vector<std::function<void(const training_state<parameter_type>&)>> checkpoint_callbacks_;
+  std::optional<training_state<parameter_type>> resumed_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -133,11 +192,15 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
   if (!train) detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": no training data set"));
   // Ranks of one process all want the same value: the first one sets it.
   if (options_.blas_threads > 0 && nn::blas_threads() != options_.blas_threads) nn::set_blas_threads(options_.blas_threads);
+  history result;
+  // A resumed run's clock goes on from the checkpoint's, so records and time triggers continue.
+  const double earlier_seconds = resumed_ ? resumed_->wall_seconds : 0.0;
+  const std::size_t first_epoch = restore(result);
   strategy_.setup(t, model_, optimizer_);
   data::batch_loader loader(train, options_.batch_size);
-  history result;
-  const auto started = clock::now();
-  for (std::size_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+  const auto started = clock::now() - std::chrono::duration_cast<clock::duration>(
+                                          std::chrono::duration<double>(earlier_seconds));
+  for (std::size_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
     // The epoch's batches in order, as one sequence: worker w's step s is batch s * W + w, or,
     // under a strategy that hands out batches, whichever batch it assigns next.
     const data::shard_plan plan(train->size(), 1, options_.batch_size, options_.seed, epoch);
@@ -185,6 +248,7 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
             more = !outcome.last && s + 1 < per_worker;
             next = (s + 1) * workers + *worker;
           }
+          check_step(loss, epoch, steps, t.rank());
           loss_sum += loss;
           bytes += outcome.bytes_sent;
           ++steps;
@@ -236,9 +300,81 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
     if constexpr (requires { strategy_.after_epoch(t, model_, optimizer_, record); }) {
       strategy_.after_epoch(t, model_, optimizer_, record);
     }
+    // After the switch decision, so that a checkpoint holds the stage the next epoch trains in.
+    if (options_.checkpoint_every > 0 && (epoch % options_.checkpoint_every == 0 || epoch == options_.epochs)) {
+      take_checkpoint(t, result, epoch);
+    }
   }
   strategy_.finish(t, model_, optimizer_);
   return result;
+}
+
+template <class Model, class Optimizer, class Strategy>
+std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result) {
+  if (!resumed_) return 1;
+  training_state<parameter_type> state = std::move(*resumed_);
+  resumed_.reset();
+  const std::span<parameter_type> parameters = model_.parameters();
+  if (state.parameters.size() != parameters.size() || state.optimizer.size != parameters.size()) {
+    detail::raise<usage_error>(detail::str("trainer: the state to resume from has ", state.parameters.size(),
+                                           " parameters and an optimizer state of ", state.optimizer.size,
+                                           ", the model has ", parameters.size()));
+  }
+  if (state.seed != options_.seed) {
+    detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained with data seed ",
+                                           state.seed, ", this run has seed ", options_.seed));
+  }
+  std::copy(state.parameters.begin(), state.parameters.end(), parameters.begin());
+  optimizer_.import_state(std::move(state.optimizer));
+  if constexpr (requires { optimizer_.import_adjustments(state.adjustments); }) {
+    optimizer_.import_adjustments(state.adjustments);
+  }
+  result = std::move(state.epochs);
+  return static_cast<std::size_t>(state.epoch) + 1;
+}
+
+template <class Model, class Optimizer, class Strategy>
+template <transport::transport Transport>
+void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const history& result, std::size_t epoch) {
+  // Collective: a parameter server's servers hold the optimizer state in shards.
+  training_state<parameter_type> state;
+  if constexpr (requires { strategy_.assembled_state(t, optimizer_); }) {
+    state.optimizer = strategy_.assembled_state(t, optimizer_);
+  }
+  if (t.rank() != 0) return;
+  if constexpr (!requires { strategy_.assembled_state(t, optimizer_); }) state.optimizer = optimizer_.export_state();
+  const std::span<parameter_type> parameters = model_.parameters();
+  // Finite losses and gradients can still step into infinity: never save such a state.
+  if (!detail::all_finite(std::span<const parameter_type>(parameters))) {
+    detail::raise<divergence_error>(detail::str("trainer on rank 0: the parameters are not finite after epoch ",
+                                                epoch, "; no checkpoint is taken"));
+  }
+  state.epoch = epoch;
+  state.seed = options_.seed;
+  state.wall_seconds = result.last().wall_seconds;
+  state.parameters.assign(parameters.begin(), parameters.end());
+  if constexpr (requires { optimizer_.export_adjustments(); }) state.adjustments = optimizer_.export_adjustments();
+  state.epochs = result;
+  for (auto& callback : checkpoint_callbacks_) callback(state);
+}
+
+template <class Model, class Optimizer, class Strategy>
+void trainer<Model, Optimizer, Strategy>::check_step(double loss, std::size_t epoch, std::size_t step,
+                                                     int rank) const {
+  const char* what = nullptr;
+  if (std::isnan(loss)) {
+    what = "the loss is NaN";
+  } else if (std::isinf(loss)) {
+    what = "the loss is infinite";
+  } else if (options_.check_gradients) {
+    if (!detail::all_finite(std::span<const parameter_type>(model_.gradients()))) {
+      what = "a gradient element is NaN or infinite";
+    }
+  }
+  if (what != nullptr) {
+    detail::raise<divergence_error>(detail::str("trainer on rank ", rank, ": training diverged at epoch ", epoch,
+                                                ", step ", step, " (0-based, this worker's): ", what));
+  }
 }
 
 template <class Model, class Optimizer, class Strategy>

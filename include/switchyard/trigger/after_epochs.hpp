@@ -18,4 +18,9 @@ struct after_epochs {
 };
 after_epochs(std::size_t) -> after_epochs<1>;
 
+/// Checkpoints (Boost.Serialization, by argument-dependent lookup): the trigger keeps no state,
+/// its threshold is configuration and comes from the resumed run.
+template <class Archive, std::size_t N>
+void serialize(Archive&, after_epochs<N>&, const unsigned int /*version*/) {}
+
 }  // namespace switchyard::trigger

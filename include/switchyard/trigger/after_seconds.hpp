@@ -12,4 +12,8 @@ struct after_seconds {
   [[nodiscard]] bool fire(const train::epoch_record& record) const noexcept { return record.wall_seconds >= seconds; }
 };
 
+/// Checkpoints: no state (a resumed run's records continue the wall clock of the checkpoint).
+template <class Archive>
+void serialize(Archive&, after_seconds&, const unsigned int /*version*/) {}
+
 }  // namespace switchyard::trigger

@@ -30,4 +30,11 @@ struct after_steps {
 };
 after_steps(std::size_t) -> after_steps<1>;
 
+/// Checkpoints (Boost.Serialization, by argument-dependent lookup): the steps counted so far; the
+/// threshold is configuration and comes from the resumed run.
+template <class Archive, std::size_t N>
+void serialize(Archive& archive, after_steps<N>& t, const unsigned int /*version*/) {
+  archive & t.taken;
+}
+
 }  // namespace switchyard::trigger

@@ -43,6 +43,12 @@ struct any_of {
 template <class... Triggers>
 any_of(Triggers...) -> any_of<Triggers...>;
 
+/// Checkpoints: each trigger's state in order.
+template <class Archive, class... Triggers>
+void serialize(Archive& archive, any_of<Triggers...>& t, const unsigned int /*version*/) {
+  std::apply([&](auto&... each) { ((archive & each), ...); }, t.triggers);
+}
+
 /// @brief Fires when all of its triggers fire on the same record.
 template <trigger... Triggers>
 struct all_of {
@@ -61,5 +67,11 @@ struct all_of {
 };
 template <class... Triggers>
 all_of(Triggers...) -> all_of<Triggers...>;
+
+/// Checkpoints: each trigger's state in order.
+template <class Archive, class... Triggers>
+void serialize(Archive& archive, all_of<Triggers...>& t, const unsigned int /*version*/) {
+  std::apply([&](auto&... each) { ((archive & each), ...); }, t.triggers);
+}
 
 }  // namespace switchyard::trigger

@@ -40,4 +40,13 @@ struct loss_plateau {
   }
 };
 
+/// Checkpoints (Boost.Serialization, by argument-dependent lookup): the smoothed loss and the run
+/// of flat epochs; epsilon, window and alpha are configuration and come from the resumed run.
+template <class Archive>
+void serialize(Archive& archive, loss_plateau& t, const unsigned int /*version*/) {
+  archive & t.smoothed;
+  archive & t.flat;
+  archive & t.started;
+}
+
 }  // namespace switchyard::trigger

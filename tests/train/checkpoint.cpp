@@ -1,0 +1,410 @@
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <switchyard/nn/mlp.hpp>
+#include <switchyard/optim/adam.hpp>
+#include <switchyard/optim/cosine.hpp>
+#include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/switch_to.hpp>
+#include <switchyard/train/checkpoint.hpp>
+#include <switchyard/train/trainer.hpp>
+#include <switchyard/transport/inproc.hpp>
+#include <switchyard/trigger/after_epochs.hpp>
+#include <switchyard/trigger/after_steps.hpp>
+#include <switchyard/trigger/combinators.hpp>
+#include <switchyard/trigger/loss_plateau.hpp>
+#include <vector>
+
+#include "fixtures.hpp"
+
+namespace sy = switchyard;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory for one test, removed afterwards.
+struct scratch {
+  fs::path path;
+  explicit scratch(const std::string& name)
+      : path(fs::temp_directory_path() / ("switchyard_checkpoint_" + name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~scratch() { fs::remove_all(path); }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+};
+
+std::vector<char> read_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const fs::path& file, const std::vector<char>& bytes) {
+  std::ofstream(file, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// What the Fashion-MNIST example's "killed with SIGKILL" does to a run, in process: an exception
+// at a step ends every rank where it is.
+struct killed : std::runtime_error {
+  killed() : std::runtime_error("killed") {}
+};
+
+struct run {
+  std::vector<float> parameters;
+  std::vector<std::string> stages;
+  std::vector<double> losses;
+  std::vector<double> accuracies;
+};
+
+constexpr std::size_t epochs = 5;
+
+// Trains the small mlp for `epochs` epochs with a checkpoint after every one into `directory`;
+// `kill_in` > 0 ends the run at step 2 of that epoch; `resume` continues from the checkpoint.
+template <class Strategy>
+std::vector<run> train(int ranks, const Strategy& prototype, const fs::path& directory, std::size_t kill_in,
+                       bool resume) {
+  const auto data = fixtures::quadrants(480, 7);
+  return sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    // A schedule over the run's 300 batches: a resume that lost the schedule's clock or stride
+    // steps at other rates.
+    sy::optim::adam optimizer{model.parameters().size(), sy::optim::cosine{0.01, 400}};
+    sy::train::trainer_options options;
+    options.epochs = epochs;
+    options.batch_size = 8;
+    options.checkpoint_every = 1;
+    sy::train::trainer trainer{model, optimizer, prototype, options};
+    const sy::train::model_fingerprint fingerprint = sy::train::fingerprint(model, "mlp-8-8");
+    sy::train::write_checkpoints(trainer, directory, fingerprint);
+    if (resume) sy::train::resume(trainer, sy::train::checkpoint_file(directory), fingerprint);
+    if (kill_in > 0) {
+      trainer.on_step([&](const sy::train::step_record& s) {
+        if (s.epoch == kill_in && s.step == 2) throw killed();
+      });
+    }
+    const sy::train::history h = trainer.fit(t, data, *data);
+    run r;
+    r.parameters.assign(model.parameters().begin(), model.parameters().end());
+    for (const auto& e : h.epochs) {
+      r.stages.push_back(e.stage);
+      r.losses.push_back(e.train_loss);
+      r.accuracies.push_back(e.test_accuracy);
+    }
+    return r;
+  });
+}
+
+// Kills a run in epoch `kill_in`, resumes it from its last checkpoint, and compares with the
+// uninterrupted run: the same parameters to the bit, the same stages and records.
+template <class Strategy>
+void check_resume(int ranks, const Strategy& prototype, std::size_t kill_in, const std::string& name) {
+  scratch uninterrupted(name + "_whole");
+  scratch interrupted(name + "_killed");
+  const std::vector<run> whole = train(ranks, prototype, uninterrupted.path, 0, false);
+  CHECK_THROWS_AS(train(ranks, prototype, interrupted.path, kill_in, false), killed);
+  const std::vector<run> resumed = train(ranks, prototype, interrupted.path, 0, true);
+  REQUIRE(resumed.size() == whole.size());
+  for (std::size_t rank = 0; rank < whole.size(); ++rank) {
+    CAPTURE(rank);
+    CHECK(resumed[rank].parameters == whole[rank].parameters);
+    CHECK(resumed[rank].stages == whole[rank].stages);
+    CHECK(resumed[rank].losses == whole[rank].losses);
+    CHECK(resumed[rank].accuracies == whole[rank].accuracies);
+  }
+}
+
+// A trained state of the small mlp to write and read back.
+sy::train::checkpoint<float> sample_checkpoint() {
+  sy::nn::mlp model{3, {8, 8, 1}, 4};
+  sy::optim::adam optimizer{model.parameters().size(), 0.01};
+  const auto data = fixtures::quadrants(64, 5);
+  model.forward_backward(data->slice(0, 16));
+  optimizer.step(model.parameters(), model.gradients());
+  optimizer.scale_learning_rate(0.5);
+  optimizer.rewarm(10);
+  sy::train::checkpoint<float> c;
+  c.model = sy::train::fingerprint(model, "mlp-8-8");
+  c.state.epoch = 3;
+  c.state.seed = 17;
+  c.state.wall_seconds = 1.25;
+  c.state.parameters.assign(model.parameters().begin(), model.parameters().end());
+  c.state.optimizer = optimizer.export_state();
+  c.state.adjustments = optimizer.export_adjustments();
+  c.state.epochs.epochs.resize(3);
+  c.state.epochs.epochs[2].stage = "ps>allreduce";
+  c.state.epochs.epochs[2].test_accuracy = 0.75;
+  c.strategy_progress = {1, 2, 3};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint.round_trip: every field comes back, from a file and from bytes") {
+  scratch dir("round_trip");
+  const sy::train::checkpoint<float> c = sample_checkpoint();
+  const fs::path file = sy::train::checkpoint_file(dir.path);
+  sy::train::save(file, c);
+  CHECK_FALSE(fs::exists(file.string() + ".tmp"));
+  const std::vector<char> bytes = read_bytes(file);
+  for (const sy::train::checkpoint<float>& back :
+       {sy::train::load<float>(file, c.model),
+        sy::train::load<float>(std::as_bytes(std::span(bytes.data(), bytes.size())), "bytes", c.model)}) {
+    CHECK(back.model == c.model);
+    CHECK(back.state.epoch == 3);
+    CHECK(back.state.seed == 17);
+    CHECK(back.state.wall_seconds == 1.25);
+    CHECK(back.state.parameters == c.state.parameters);
+    CHECK(back.state.optimizer == c.state.optimizer);
+    CHECK(back.state.adjustments == c.state.adjustments);
+    CHECK(back.state.adjustments.learning_rate_scale == 0.5);
+    REQUIRE(back.state.epochs.epochs.size() == 3);
+    CHECK(back.state.epochs.epochs[2].stage == "ps>allreduce");
+    CHECK(back.state.epochs.epochs[2].test_accuracy == 0.75);
+    CHECK(back.strategy_progress == c.strategy_progress);
+  }
+}
+
+TEST_CASE("checkpoint.atomic: a write that fails leaves the previous checkpoint whole") {
+  scratch dir("atomic");
+  sy::train::checkpoint<float> c = sample_checkpoint();
+  const fs::path file = sy::train::checkpoint_file(dir.path);
+  sy::train::save(file, c);
+  // The temporary file cannot be created where a directory of that name stands.
+  fs::create_directory(file.string() + ".tmp");
+  c.state.epoch = 4;
+  CHECK_THROWS_WITH_AS(sy::train::save(file, c), doctest::Contains("cannot create the temporary file"), sy::data_error);
+  CHECK(sy::train::load<float>(file, c.model).state.epoch == 3);
+  fs::remove(file.string() + ".tmp");
+  sy::train::save(file, c);
+  CHECK(sy::train::load<float>(file, c.model).state.epoch == 4);
+}
+
+TEST_CASE("checkpoint.refused: each bad file is refused with what is wrong with it") {
+  scratch dir("refused");
+  const sy::train::checkpoint<float> c = sample_checkpoint();
+  const fs::path file = sy::train::checkpoint_file(dir.path);
+  sy::train::save(file, c);
+  const std::vector<char> good = read_bytes(file);
+  const fs::path bad = dir.path / "bad.bin";
+  auto refused = [&](const std::vector<char>& bytes, const std::string& message) {
+    write_bytes(bad, bytes);
+    CHECK_THROWS_WITH_AS(sy::train::load<float>(bad, c.model), doctest::Contains(message.c_str()), sy::data_error);
+    CHECK_THROWS_WITH_AS(sy::train::load<float>(bad, c.model), doctest::Contains(bad.string().c_str()), sy::data_error);
+  };
+  SUBCASE("a corrupted byte") {
+    std::vector<char> bytes = good;
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
+    refused(bytes, "is corrupted: the payload's CRC-32 does not match");
+  }
+  SUBCASE("truncated in the payload") { refused(std::vector<char>(good.begin(), good.end() - 100), "is truncated"); }
+  SUBCASE("truncated in the header") {
+    refused(std::vector<char>(good.begin(), good.begin() + 10), "is truncated: 10 bytes");
+  }
+  SUBCASE("bytes after the payload") {
+    std::vector<char> bytes = good;
+    bytes.push_back(0);
+    refused(bytes, "is corrupted: 1 bytes follow its payload");
+  }
+  SUBCASE("another format version") {
+    std::vector<char> bytes = good;
+    bytes[8] = 7;
+    refused(bytes, "has format version 7; this build reads version 1");
+  }
+  SUBCASE("not a checkpoint") {
+    std::vector<char> bytes = good;
+    bytes[0] = 'X';
+    refused(bytes, "is not a switchyard checkpoint");
+  }
+  SUBCASE("another model") {
+    sy::train::checkpoint<float> other = c;
+    other.model.name = "cnn";
+    sy::train::save(bad, other);
+    CHECK_THROWS_WITH_AS(sy::train::load<float>(bad, c.model),
+                         doctest::Contains("is for another model: 'cnn' with 50052 parameters of 4 bytes, this run "
+                                           "has 'mlp-8-8' with 50052 parameters of 4 bytes"),
+                         sy::data_error);
+  }
+  SUBCASE("a missing file") {
+    CHECK_THROWS_WITH_AS(sy::train::load<float>(dir.path / "none.bin", c.model),
+                         doctest::Contains("cannot open it: No such file or directory"), sy::data_error);
+  }
+}
+
+TEST_CASE("checkpoint.refused: a checkpoint of another strategy is refused before training") {
+  scratch dir("strategy");
+  using chain =
+      sy::strategy::switch_to<sy::strategy::all_reduce<>, sy::strategy::all_reduce<>, sy::trigger::after_epochs<2>>;
+  sy::train::checkpoint<float> c = sample_checkpoint();
+  c.strategy_progress.clear();
+  const fs::path file = sy::train::checkpoint_file(dir.path);
+  sy::train::save(file, c);
+  sy::nn::mlp model{3, {8, 8, 1}, 4};
+  sy::optim::adam optimizer{model.parameters().size(), 0.01};
+  sy::train::trainer switching{model, optimizer, chain{}};
+  CHECK_THROWS_WITH_AS(sy::train::resume(switching, file, c.model),
+                       doctest::Contains("does not hold this strategy's progress"), sy::data_error);
+  chain progressed;
+  c.strategy_progress = sy::train::encode_progress(progressed);
+  CHECK_FALSE(c.strategy_progress.empty());
+  sy::train::save(file, c);
+  sy::train::trainer plain{model, optimizer, sy::strategy::all_reduce<>{}};
+  CHECK_THROWS_WITH_AS(sy::train::resume(plain, file, c.model),
+                       doctest::Contains("this strategy keeps none; was it written by a strategy switch?"),
+                       sy::data_error);
+}
+
+TEST_CASE("checkpoint.progress: a switch chain's stage and trigger states round-trip") {
+  using inner = sy::strategy::switch_to<sy::strategy::all_reduce<>, sy::strategy::all_reduce<>,
+                                        sy::trigger::any_of<sy::trigger::loss_plateau, sy::trigger::after_steps<>>>;
+  using outer = sy::strategy::switch_to<sy::strategy::all_reduce<>, inner, sy::trigger::after_epochs<1>>;
+  outer trained{
+      {}, inner{{}, {}, sy::trigger::any_of{sy::trigger::loss_plateau{0.1, 3}, sy::trigger::after_steps{1000}}}, {}};
+  sy::transport::run_inproc(1, [&](sy::transport::inproc& t) {
+    sy::nn::mlp model{3, {8, 8, 1}, 4};
+    sy::optim::adam optimizer{model.parameters().size(), 0.01};
+    trained.setup(t, model, optimizer);
+    sy::train::epoch_record record;
+    record.steps = 7;
+    for (std::size_t epoch = 1; epoch <= 3; ++epoch) {
+      record.epoch = epoch;
+      record.train_loss = 1.0 / static_cast<double>(epoch);
+      trained.after_epoch(t, model, optimizer, record);
+    }
+  });
+  REQUIRE(trained.switched());
+  outer restored;
+  const std::vector<std::uint8_t> bytes = sy::train::encode_progress(trained);
+  sy::train::decode_progress(restored, bytes, "bytes");
+  CHECK(restored.switched_after_epoch() == trained.switched_after_epoch());
+  CHECK(restored.switched_after_batches() == std::optional<std::uint64_t>(7));
+  const auto& [plateau, steps] = restored.second().trigger().triggers;
+  const auto& [trained_plateau, trained_steps] = trained.second().trigger().triggers;
+  CHECK(plateau.started);
+  CHECK(plateau.smoothed == trained_plateau.smoothed);
+  CHECK(plateau.flat == trained_plateau.flat);
+  CHECK(steps.taken == 14);
+  CHECK(steps.taken == trained_steps.taken);
+  CHECK(restored.second().switched() == trained.second().switched());
+}
+
+TEST_CASE("checkpoint.resume.allreduce.1rank: killed in epoch 4, resumed, equal to the bit" * doctest::timeout(120)) {
+  check_resume(1, sy::strategy::all_reduce<>{}, 4, "ar1");
+}
+
+TEST_CASE("checkpoint.resume.allreduce.3ranks: killed in epoch 3, resumed, equal to the bit" * doctest::timeout(120)) {
+  check_resume(3, sy::strategy::all_reduce<>{}, 3, "ar3");
+}
+
+// A synchronous parameter server repeats bit for bit, so the whole chain can be compared exactly.
+using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
+
+TEST_CASE("checkpoint.resume.switch.before: killed in the first stage, resumed there, switches at its step" *
+          doctest::timeout(120)) {
+  // 60 batches an epoch over 3 workers: 90 batches is inside epoch 2; the checkpoint of epoch 1
+  // must bring back the 60 batches the trigger and the switch have counted.
+  const sy::strategy::switch_to chain{sync_ps{1}, sy::strategy::all_reduce<>{}, sy::trigger::after_steps{90}};
+  check_resume(4, chain, 2, "switch_before");
+}
+
+TEST_CASE("checkpoint.resume.switch.after: killed in the second stage, resumed in it" * doctest::timeout(120)) {
+  const sy::strategy::switch_to chain{sync_ps{1}, sy::strategy::all_reduce<>{}, sy::trigger::after_epochs{2},
+                                      sy::strategy::switch_options{.learning_rate_scale = 0.5, .warmup_steps = 30}};
+  check_resume(4, chain, 4, "switch_after");
+}
+
+TEST_CASE("checkpoint.resume.chain: killed in the middle of three stages, resumed there" * doctest::timeout(120)) {
+  using middle = sy::strategy::switch_to<sy::strategy::all_reduce<>, sync_ps, sy::trigger::after_epochs<3>>;
+  const sy::strategy::switch_to<sync_ps, middle, sy::trigger::after_epochs<1>> chain{
+      sync_ps{1}, middle{{}, sync_ps{2}, {}}, {}};
+  check_resume(4, chain, 3, "chain");
+}
+
+TEST_CASE("checkpoint.resume: the stages of the runs above are the ones asked for") {
+  scratch dir("stages");
+  const sy::strategy::switch_to chain{sync_ps{1}, sy::strategy::all_reduce<>{}, sy::trigger::after_steps{90}};
+  const std::vector<run> runs = train(4, chain, dir.path, 0, false);
+  CHECK(runs[0].stages == std::vector<std::string>{"ps", "ps>allreduce", "allreduce", "allreduce", "allreduce"});
+}
+
+namespace {
+
+// The mlp, except that one step of one rank goes wrong: its loss or its gradient becomes NaN.
+struct poisoned : sy::nn::mlp<> {
+  enum class where { loss, gradient };
+  poisoned(std::size_t at, where w) : sy::nn::mlp<>{11, {8, 8, 1}, 4}, at_(at), where_(w) {}
+  double forward_backward(const sy::data::batch_view& batch) {
+    const double loss = sy::nn::mlp<>::forward_backward(batch);
+    if (++calls_ != at_) return loss;
+    if (where_ == where::loss) return std::numeric_limits<double>::quiet_NaN();
+    gradients().back() = std::numeric_limits<float>::infinity();  // an output bias: no ReLU hides it
+    return loss;
+  }
+
+ private:
+  std::size_t at_;
+  where where_;
+  std::size_t calls_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("checkpoint.divergence: a NaN loss or gradient ends the run at its step, the checkpoint stays" *
+          doctest::timeout(120)) {
+  const auto data = fixtures::quadrants(480, 7);
+  // 20 steps an epoch per rank on 3 ranks: call 45 is epoch 3, step 4.
+  for (const poisoned::where where : {poisoned::where::loss, poisoned::where::gradient}) {
+    scratch dir("divergence");
+    const std::string expected =
+        where == poisoned::where::loss ? "the loss is NaN" : "a gradient element is NaN or infinite";
+    CAPTURE(expected);
+    CHECK_THROWS_WITH_AS(
+        sy::transport::run_inproc(3,
+                                  [&](sy::transport::inproc& t) {
+                                    poisoned model{t.rank() == 1 ? 45u : 0u, where};
+                                    sy::optim::adam optimizer{model.parameters().size(), 0.01};
+                                    sy::train::trainer_options options;
+                                    options.epochs = 5;
+                                    options.batch_size = 8;
+                                    options.checkpoint_every = 1;
+                                    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+                                    sy::train::write_checkpoints(trainer, dir.path,
+                                                                 sy::train::fingerprint(model, "mlp-8-8"));
+                                    trainer.fit(t, data, *data);
+                                  }),
+        doctest::Contains("training diverged at epoch 3, step 4"), sy::divergence_error);
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    const auto c =
+        sy::train::load<float>(sy::train::checkpoint_file(dir.path), sy::train::fingerprint(model, "mlp-8-8"));
+    CHECK(c.state.epoch == 2);
+    for (const float p : c.state.parameters) REQUIRE(std::isfinite(p));
+  }
+}
+
+TEST_CASE("checkpoint.divergence: without the gradient scan an infinite gradient is caught one step later") {
+  const auto data = fixtures::quadrants(480, 7);
+  CHECK_THROWS_WITH_AS(
+      sy::transport::run_inproc(1,
+                                [&](sy::transport::inproc& t) {
+                                  poisoned model{5, poisoned::where::gradient};
+                                  sy::optim::adam optimizer{model.parameters().size(), 0.01};
+                                  sy::train::trainer_options options;
+                                  options.epochs = 1;
+                                  options.batch_size = 8;
+                                  options.check_gradients = false;
+                                  sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+                                  trainer.fit(t, data, *data);
+                                }),
+      doctest::Contains("on rank 0: training diverged at epoch 1, step 5 (0-based, this worker's): "
+                        "the loss is NaN"),
+      sy::divergence_error);
+}
