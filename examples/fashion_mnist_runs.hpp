@@ -55,6 +55,7 @@ struct config {
   std::uint64_t switch_warmup = 0;
   double switch_variance = 1.0;
   double switch_lr_scale = 1.0;
+  std::string switch_rescale = "batch";
   std::string optimizer = "adam";
   int ranks = 4;
   std::size_t epochs = 15;
@@ -269,6 +270,7 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   options.warmup_steps = c.switch_warmup;
   options.second_moment_scale = c.switch_variance;
   options.learning_rate_scale = c.switch_lr_scale;
+  options.rescale_for_batch = c.switch_rescale == "batch";
   return with_parameter_server(c, [&](auto ps) {
     if (c.first == "ps") {
       return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger, options}, c, data);
@@ -319,6 +321,11 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->capture_default_str();
   app.add_option("--switch-lr-scale", c.switch_lr_scale, "Switches: factor on the learning rate after the switch")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--switch-rescale", c.switch_rescale,
+                 "Switches: batch: learning rate x B2/B1 and Adam's second moment x B1/B2 for the change of the batch "
+                 "an update averages (B1 before, B2 after); none: neither")
+      ->check(CLI::IsMember({"batch", "none"}))
       ->capture_default_str();
   app.add_option("--switch-warmup", c.switch_warmup,
                  "Switches: optimizer steps over which the learning rate ramps up again after the switch")

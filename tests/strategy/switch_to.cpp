@@ -1,6 +1,7 @@
 #include <switchyard/strategy/switch_to.hpp>
 
 #include <switchyard/nn/mlp.hpp>
+#include <switchyard/optim/adam.hpp>
 #include <switchyard/optim/momentum.hpp>
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
@@ -287,4 +288,35 @@ TEST_CASE("switch_to.within_epoch.allreduce_then_ps: every worker stops at the s
   // the parameter server hands out the 28 batches left.
   using sw = observed_within<strategy::switch_to<ar, ps, trigger::after_steps<90>>>;
   check_within(train_within<sw>(3), 92, "allreduce", "ps", 32 + 28);
+}
+
+TEST_CASE("switch_to.options.rescale_for_batch: all-reduce over 4 ranks to an async server scales by 1/4") {
+  sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
+    struct arenas {
+      std::vector<float> p = std::vector<float>(3, 1.0f), g = std::vector<float>{0.5f, -1.0f, 2.0f};
+      std::span<float> parameters() { return p; }
+      std::span<float> gradients() { return g; }
+    } model;
+    sy::optim::adam optimizer{3, 0.1};
+    strategy::switch_options options;
+    options.rescale_for_batch = true;
+    options.second_moment_scale = 0.5;  // composes with the batch's factor
+    strategy::switch_to sw{ar{}, ps{1}, trigger::after_epochs{1}, options};
+    sw.setup(t, model, optimizer);
+    sw.step(t, model, optimizer);
+    const auto before = optimizer.export_state();
+    sy::train::epoch_record record;
+    record.epoch = 1;
+    sw.after_epoch(t, model, optimizer, record);
+    REQUIRE(sw.switched());
+    CHECK(sw.batches_per_update(t) == 1u);
+    if (t.rank() == 0) {  // a worker keeps the whole state; the server holds its shard
+      const auto after = optimizer.export_state();
+      for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(after.slots[0][i] == before.slots[0][i]);
+        CHECK(after.slots[1][i] == doctest::Approx(before.slots[1][i] * 4.0 * 0.5));
+      }
+      CHECK(optimizer.learning_rate() == doctest::Approx(0.1 / 4.0));
+    }
+  });
 }

@@ -34,12 +34,18 @@ class all_reduce {
   void setup(Transport& t, Model& model, Optimizer& optimizer) {
     collective::broadcast(t, model.parameters(), 0);
     if constexpr (requires { optimizer.set_schedule_stride(std::uint64_t{1}); }) {
-      optimizer.set_schedule_stride(static_cast<std::uint64_t>(t.size()));
+      optimizer.set_schedule_stride(batches_per_update(t));
     }
   }
 
   template <class Transport>
   [[nodiscard]] std::size_t worker_count(const Transport& t) const {
+    return static_cast<std::size_t>(t.size());
+  }
+
+  /// One batch per rank: what the optimizer's schedule counts per update.
+  template <class Transport>
+  [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
     return static_cast<std::size_t>(t.size());
   }
 

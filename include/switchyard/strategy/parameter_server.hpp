@@ -102,6 +102,12 @@ class parameter_server {
     return static_cast<std::size_t>(t.size()) - std::min(servers_, static_cast<std::size_t>(t.size()));
   }
 
+  /// The batches one server update trains: one per worker when synchronous, else one.
+  template <class Transport>
+  [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
+    return std::is_same_v<Consistency, consistency::sync> ? worker_count(t) : 1;
+  }
+
   template <class Transport>
   [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
     const auto rank = static_cast<std::size_t>(t.rank());
@@ -248,7 +254,7 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
   // A synchronous update averages one batch of every worker; the others apply one batch each.
   if constexpr (requires { optimizer.set_schedule_stride(std::uint64_t{1}); }) {
-    optimizer.set_schedule_stride(std::is_same_v<Consistency, consistency::sync> ? workers_ : 1);
+    optimizer.set_schedule_stride(batches_per_update(t));
   }
   completed_.assign(workers_, 0);
   active_.assign(workers_, true);

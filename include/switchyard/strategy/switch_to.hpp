@@ -40,6 +40,11 @@ struct switch_options {
   /// variance goes with 1 / the batch an update averages, so when that batch changes from B1 to
   /// B2 at the switch, B1 / B2 keeps v where it would have been under the second stage.
   double second_moment_scale = 1.0;
+  /// Adapts to the change of the batch one update averages, from B1 batches under the first stage
+  /// to B2 under the second (`batches_per_update` of each; all-reduce: one per rank, an
+  /// asynchronous parameter server: one): the learning rate times B2 / B1 (the linear scaling
+  /// rule), the second moment times B1 / B2; on top of the two factors above.
+  bool rescale_for_batch = false;
 };
 
 /// @brief Trains under `First` until `Trigger` fires, then under `Second`.
@@ -105,6 +110,16 @@ class switch_to {
   template <class Transport>
   [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
     return switched() ? second_.worker_index(t) : first_.worker_index(t);
+  }
+
+  /// The active stage's `batches_per_update(t)`, for switches nested in switches.
+  template <class Transport>
+    requires requires(const First& f, const Second& s, const Transport& t) {
+      f.batches_per_update(t);
+      s.batches_per_update(t);
+    }
+  [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
+    return active([&](const auto& s) -> std::size_t { return s.batches_per_update(t); });
   }
 
   [[nodiscard]] bool assigns_batches() const {
@@ -281,7 +296,18 @@ class switch_to {
   void switch_now(Transport& t, Model& m, Optimizer& o) {
     if constexpr (requires { first_.stop_when(std::function<bool(std::size_t)>{}); }) first_.stop_when({});
     hand_over_stage(first_, t, m, o);
-    apply_options(o);
+    double batch_ratio = 1.0;  // B2 / B1
+    if (options_.rescale_for_batch) {
+      if constexpr (requires { first_.batches_per_update(t); second_.batches_per_update(t); }) {
+        batch_ratio =
+            static_cast<double>(second_.batches_per_update(t)) / static_cast<double>(first_.batches_per_update(t));
+      } else {
+        switchyard::detail::raise<usage_error>(switchyard::detail::str("switch_to on rank ", t.rank(),
+                                               ": switch_options::rescale_for_batch needs batches_per_update(t) "
+                                               "on both stages"));
+      }
+    }
+    apply_options(o, batch_ratio);
     second_.setup(t, m, o);
     switched_after_ = epochs_;
   }
@@ -297,19 +323,20 @@ class switch_to {
   }
 
   template <class Optimizer>
-  void apply_options(Optimizer& o) const {
+  void apply_options(Optimizer& o, double batch_ratio) const {
     const double first_factor = options_.momentum == switch_options::momentum_policy::keep    ? 1.0
                                 : options_.momentum == switch_options::momentum_policy::reset ? 0.0
                                                                                               : options_.momentum_scale;
-    if (first_factor != 1.0 || options_.second_moment_scale != 1.0) {
+    const double second_factor = options_.second_moment_scale / batch_ratio;
+    if (first_factor != 1.0 || second_factor != 1.0) {
       auto state = o.export_state();
-      const double factors[] = {first_factor, options_.second_moment_scale};
+      const double factors[] = {first_factor, second_factor};
       for (std::size_t k = 0; k < std::min<std::size_t>(2, state.slots.size()); ++k) {
         for (auto& v : state.slots[k]) v = static_cast<std::remove_reference_t<decltype(v)>>(v * factors[k]);
       }
       o.import_state(std::move(state));
     }
-    if (options_.learning_rate_scale != 1.0) o.scale_learning_rate(options_.learning_rate_scale);
+    if (options_.learning_rate_scale * batch_ratio != 1.0) o.scale_learning_rate(options_.learning_rate_scale * batch_ratio);
     if (options_.warmup_steps > 0) o.rewarm(options_.warmup_steps);
   }
 
