@@ -87,12 +87,13 @@ int main(int argc, char** argv) {
       ranks = t.size();
       rank = t.rank();
       if (rank == 0) fmt::print("{} on Fashion-MNIST, {} MPI ranks, {}\n", c.model, ranks, c.strategy);
-      result = run_rank(t, c, data);
+      result = run_rank_with_faults(t, c, data);
     }
 #endif
     if (!under_mpi) {
       fmt::print("{} on Fashion-MNIST, {} in-process ranks, {}\n", c.model, ranks, c.strategy);
-      result = sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) { return run_rank(t, c, data); })
+      result = sy::transport::run_inproc(
+                   ranks, [&](sy::transport::inproc& t) { return run_rank_with_faults(t, c, data); })
                    .front();
     }
     if (rank == 0) {

@@ -17,6 +17,7 @@
 #include <switchyard/train/checkpoint.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/trainer.hpp>
+#include <switchyard/transport/faulty.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
 #include <switchyard/trigger/after_seconds.hpp>
 #include <switchyard/trigger/after_steps.hpp>
@@ -36,6 +37,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 #include <variant>
 
 namespace example {
@@ -49,6 +51,7 @@ struct config {
   std::size_t servers = 1;
   std::string consistency = "async";
   std::string straggler;
+  std::string fault;
   std::string first = "ps";
   std::string second = "allreduce";
   std::string trigger = "epochs:3";
@@ -94,6 +97,40 @@ inline straggler parse_straggler(const std::string& text) {
     throw sy::usage_error(fmt::format("--straggler needs a rank >= 0 and a factor >= 1, got '{}'", text));
   }
   return s;
+}
+
+// --fault fail:RANK:K | slow:RANK:MICROSECONDS | delay:MICROSECONDS: the run's transport goes
+// through transport::faulty with that plan (rank RANK fails after K messages; RANK sleeps that
+// long before each message; every rank does).
+inline std::optional<sy::transport::fault_plan> parse_fault(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  sy::transport::fault_plan plan;
+  try {
+    if (parts.size() == 3 && parts[0] == "fail") {
+      plan.fail_rank = std::stoi(parts[1]);
+      plan.fail_after = std::stoul(parts[2]);
+      return plan;
+    }
+    if (parts.size() == 3 && parts[0] == "slow") {
+      plan.slow_rank = std::stoi(parts[1]);
+      plan.slow_delay = std::chrono::microseconds(std::stol(parts[2]));
+      return plan;
+    }
+    if (parts.size() == 2 && parts[0] == "delay") {
+      plan.delay = std::chrono::microseconds(std::stol(parts[1]));
+      return plan;
+    }
+  } catch (const std::logic_error&) {
+  }
+  throw sy::usage_error(fmt::format(
+      "--fault takes fail:RANK:MESSAGES, slow:RANK:MICROSECONDS or delay:MICROSECONDS, got '{}'", text));
 }
 
 // What a run leaves for the summary: the epochs, and the parameter servers' measurements summed
@@ -288,6 +325,16 @@ run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist
   sy::nn::mlp model{c.seed};
   return with_strategy(t, model, c, data);
 }
+
+/// `run_rank`, over `transport::faulty` when --fault gives a plan.
+template <class Transport>
+run_result run_rank_with_faults(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
+  if (const std::optional<sy::transport::fault_plan> plan = parse_fault(c.fault)) {
+    sy::transport::faulty<Transport> f{t, *plan};
+    return run_rank(f, c, data);
+  }
+  return run_rank(t, c, data);
+}
 /// The options both examples take for the runs they train.
 inline void add_training_options(CLI::App& app, config& c) {
   app.add_option("--model", c.model, "Model")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
@@ -312,6 +359,10 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->capture_default_str();
   app.add_option("--straggler", c.straggler,
                  "RANK:FACTOR: that worker sleeps (FACTOR - 1) x its compute time after each step");
+  app.add_option("--fault", c.fault,
+                 "Inject a fault through transport::faulty: fail:RANK:MESSAGES (that rank fails after so many "
+                 "messages), slow:RANK:MICROSECONDS (it sleeps that long before each message) or delay:MICROSECONDS "
+                 "(every rank does)");
   app.add_option("--epochs", c.epochs, "Epochs")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
   app.add_option("--lr", c.lr, "Peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
@@ -351,6 +402,7 @@ inline void add_training_options(CLI::App& app, config& c) {
 /// Refuses settings that cannot work before any data is read.
 inline void check_settings(const config& c) {
   parse_straggler(c.straggler);
+  parse_fault(c.fault);
   if (c.resume && c.checkpoint_dir.empty()) throw sy::usage_error("--resume needs --checkpoint DIR");
   if (c.strategy == "switch") {
     parse_trigger(c.trigger);

@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
       fmt::print("{}: {} on Fashion-MNIST, {} in-process ranks, {} epochs{}\n", run.label, c.model, c.ranks, c.epochs,
                  c.straggler.empty() ? "" : fmt::format(", straggler {}", c.straggler));
       const sy::train::history h =
-          sy::transport::run_inproc(c.ranks, [&](sy::transport::inproc& t) { return run_rank(t, run.settings, data); })
+          sy::transport::run_inproc(
+              c.ranks, [&](sy::transport::inproc& t) { return run_rank_with_faults(t, run.settings, data); })
               .front()
               .history;
       if (table) {

@@ -276,6 +276,13 @@ checkpoint<T> load(std::span<const std::byte> bytes, std::string_view name, cons
                                           " parameters and an optimizer state of ", c.state.optimizer.size,
                                           " for a model of ", c.model.parameters));
   }
+  for (std::size_t k = 0; k < c.state.optimizer.slots.size(); ++k) {
+    if (c.state.optimizer.slots[k].size() != c.state.optimizer.size) {
+      detail::raise<data_error>(detail::str("checkpoint ", name, " is corrupted: optimizer slot ", k, " has ",
+                                            c.state.optimizer.slots[k].size(), " values for ", c.state.optimizer.size,
+                                            " parameters"));
+    }
+  }
   return c;
 }
 

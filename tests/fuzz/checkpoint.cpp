@@ -1,0 +1,38 @@
+// libFuzzer target for switchyard/train/checkpoint.hpp: whatever the bytes, load either returns a
+// checkpoint consistent with its own model fingerprint or throws data_error. The input is the
+// payload (a Boost binary archive); the harness puts a valid header with its CRC-32 in front, so
+// the fuzzer's bytes reach the archive decoder instead of stopping at the checksum.
+#include "switchyard/train/checkpoint.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace detail = switchyard::detail;
+  const std::span<const std::byte> payload = std::as_bytes(std::span(data, size));
+  std::vector<std::byte> file(detail::checkpoint_header_bytes);
+  for (std::size_t i = 0; i < detail::checkpoint_magic.size(); ++i) {
+    file[i] = static_cast<std::byte>(detail::checkpoint_magic[i]);
+  }
+  detail::put_le(file.data() + 8, switchyard::train::checkpoint<float>::format_version, 4);
+  detail::put_le(file.data() + 12, detail::crc32(payload), 4);
+  detail::put_le(file.data() + 16, payload.size(), 8);
+  file.insert(file.end(), payload.begin(), payload.end());
+  try {
+    const switchyard::train::model_fingerprint expected{"mlp", 4, sizeof(float)};
+    const auto c = switchyard::train::load<float>(file, "fuzz input", expected);
+    if (c.state.parameters.size() != expected.parameters || c.state.optimizer.size != expected.parameters) {
+      std::abort();
+    }
+    for (const auto& slot : c.state.optimizer.slots) {
+      if (slot.size() != c.state.optimizer.size) std::abort();
+    }
+  } catch (const switchyard::data_error&) {
+    // The expected outcome for malformed input.
+  }
+  return 0;
+}
