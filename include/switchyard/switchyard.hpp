@@ -18,6 +18,7 @@
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/core/sequence.hpp>
 #include <switchyard/transport/faulty.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include "switchyard/core/error.hpp"
+#include "switchyard/core/sequence.hpp"
 
 namespace optim = switchyard::optim;
 using state = optim::optimizer_state<float>;
@@ -18,16 +20,19 @@ namespace {
 
 state sample() { return {5, 6, {{0, 1, 2, 3, 4, 5}, {10, 11, 12, 13, 14, 15}}, 15}; }
 
-/// Writes (or reads) integers, floats and vectors of them to (or from) a byte string, through
-/// `operator&` as Boost.Serialization archives do.
+/// Writes (or reads) integers and floats to (or from) a byte string through `operator&`, as
+/// Boost.Serialization archives do; sequences go through `serialize_sequence`.
+template <bool Loading>
 class byte_archive {
  public:
-  explicit byte_archive(std::vector<unsigned char>* bytes, bool loading) : bytes_(bytes), loading_(loading) {}
+  using is_loading = std::bool_constant<Loading>;
+  explicit byte_archive(std::vector<unsigned char>* bytes) : bytes_(bytes) {}
 
   template <class T>
     requires std::is_arithmetic_v<T>
   byte_archive& operator&(T& value) {
-    if (loading_) {
+    if constexpr (Loading) {
+      if (read_ + sizeof value > bytes_->size()) throw std::out_of_range("byte_archive: read past the end");
       std::memcpy(&value, bytes_->data() + read_, sizeof value);
       read_ += sizeof value;
     } else {
@@ -36,18 +41,9 @@ class byte_archive {
     }
     return *this;
   }
-  template <class T>
-  byte_archive& operator&(std::vector<T>& values) {
-    std::uint64_t size = values.size();
-    *this & size;
-    values.resize(size);
-    for (T& value : values) *this & value;
-    return *this;
-  }
 
  private:
   std::vector<unsigned char>* bytes_;
-  bool loading_;
   std::size_t read_ = 0;
 };
 
@@ -89,10 +85,25 @@ TEST_CASE("optimizer_state.errors_name_the_problem") {
 TEST_CASE("optimizer_state.serialize_round_trip") {
   std::vector<unsigned char> bytes;
   state written = sample();
-  byte_archive out{&bytes, false};
+  byte_archive<false> out{&bytes};
   serialize(out, written, 0);  // found by argument-dependent lookup, as Boost finds it
   state read;
-  byte_archive in{&bytes, true};
+  byte_archive<true> in{&bytes};
   serialize(in, read, 0);
   CHECK(read == sample());
+}
+
+TEST_CASE("optimizer_state.serialize: a corrupt slot count is refused before anything is allocated") {
+  std::vector<unsigned char> bytes;
+  state written = sample();
+  byte_archive<false> out{&bytes};
+  serialize(out, written, 0);
+  // step, size, then the number of slots and the first slot's count: make that one absurd.
+  const std::uint64_t absurd = std::uint64_t{1} << 60;
+  std::memcpy(bytes.data() + 3 * sizeof(std::uint64_t), &absurd, sizeof absurd);
+  const switchyard::sequence_budget_scope budget{bytes.size()};
+  state read;
+  byte_archive<true> in{&bytes};
+  CHECK_THROWS_WITH_AS(serialize(in, read, 0), doctest::Contains("claims 1152921504606846976 elements"),
+                       switchyard::data_error);
 }

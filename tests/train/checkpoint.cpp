@@ -1,13 +1,19 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/adam.hpp>
 #include <switchyard/optim/cosine.hpp>
@@ -238,6 +244,48 @@ TEST_CASE("checkpoint.refused: each bad file is refused with what is wrong with 
     CHECK_THROWS_WITH_AS(sy::train::load<float>(dir.path / "none.bin", c.model),
                          doctest::Contains("cannot open it: No such file or directory"), sy::data_error);
   }
+}
+
+namespace {
+
+// `payload` behind a valid header (magic, version, CRC-32, length): what the fuzz target loads.
+std::vector<std::byte> with_header(std::span<const std::byte> payload) {
+  namespace detail = sy::detail;
+  std::vector<std::byte> file(detail::checkpoint_header_bytes);
+  for (std::size_t i = 0; i < detail::checkpoint_magic.size(); ++i) file[i] = std::byte(detail::checkpoint_magic[i]);
+  detail::put_le(file.data() + 8, sy::train::checkpoint<float>::format_version, 4);
+  detail::put_le(file.data() + 12, detail::crc32(payload), 4);
+  detail::put_le(file.data() + 16, payload.size(), 8);
+  file.insert(file.end(), payload.begin(), payload.end());
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint.refused: a payload with a valid checksum that claims more than it holds") {
+  scratch dir("claims");
+  const sy::train::checkpoint<float> c = sample_checkpoint();
+  const fs::path file = sy::train::checkpoint_file(dir.path);
+  sy::train::save(file, c);
+  const std::vector<char> good = read_bytes(file);
+  std::vector<std::byte> payload(good.size() - sy::detail::checkpoint_header_bytes);
+  std::memcpy(payload.data(), good.data() + sy::detail::checkpoint_header_bytes, payload.size());
+  // The model's name is the first sequence: its 64-bit count comes just before its characters.
+  const std::string_view name = "mlp-8-8";
+  const auto text = std::search(payload.begin(), payload.end(), name.begin(), name.end(),
+                                [](std::byte b, char ch) { return b == std::byte(ch); });
+  REQUIRE(text - payload.begin() >= 8);
+  const std::uint64_t absurd = std::uint64_t{1} << 60;
+  std::memcpy(&*(text - 8), &absurd, sizeof absurd);
+  CHECK_THROWS_WITH_AS(sy::train::load<float>(with_header(payload), "claims.bin", c.model),
+                       doctest::Contains("claims 1152921504606846976 elements"), sy::data_error);
+  // Found by the fuzz target (tests/fuzz/checkpoint.cpp): under the first format, Boost's own
+  // archive header made the loader allocate 2 PiB for these 40 bytes.
+  const unsigned char found[] = {0x16, 0x00, 0x00, 0x11, 0x00, 0x00, 0x08, 0x00, 0x73, 0x65, 0x72, 0x41, 0x6c, 0x61,
+                                 0x69, 0x61, 0x69, 0x7a, 0x74, 0x6f, 0x6e, 0x3a, 0x3a, 0x61, 0x72, 0x63, 0x68, 0x69,
+                                 0x76, 0x65, 0x12, 0x00, 0x04, 0x08, 0x04, 0x08, 0x01, 0x00, 0x00, 0x00};
+  CHECK_THROWS_AS(sy::train::load<float>(with_header(std::as_bytes(std::span(found))), "found.bin", c.model),
+                  sy::data_error);
 }
 
 TEST_CASE("checkpoint.refused: a checkpoint of another strategy is refused before training") {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "switchyard/core/error.hpp"
+#include "switchyard/core/sequence.hpp"
 
 namespace switchyard::optim {
 
@@ -22,8 +23,8 @@ namespace switchyard::optim {
 /// stepping the whole, which is what a parameter server rank does for the shard it owns.
 ///
 /// Serialization: it is plain data (integers and nested `std::vector`s). The free `serialize`
-/// below makes it Boost.Serialization-ready without this header including Boost: the caller
-/// includes `<boost/serialization/vector.hpp>` and uses any archive (`oa << state`).
+/// below makes it Boost.Serialization-ready without this header including Boost: any archive
+/// (`oa << state`); the slots go through `serialize_sequence`, which refuses impossible counts.
 /// @tparam T element type of the slots (default `float`), the optimizer's `value_type`.
 /// @code
 /// auto whole = optimizer.export_state();                       // copy of the full state
@@ -84,13 +85,12 @@ struct optimizer_state {
   friend bool operator==(const optimizer_state&, const optimizer_state&) = default;
 };
 
-/// Boost.Serialization hook (found by argument-dependent lookup); needs
-/// `<boost/serialization/vector.hpp>` included by the caller for the slots.
+/// Boost.Serialization hook (found by argument-dependent lookup).
 template <class Archive, class T>
 void serialize(Archive& archive, optimizer_state<T>& state, const unsigned int /*version*/) {
   archive & state.step;
   archive & state.size;
-  archive & state.slots;
+  serialize_sequence(archive, state.slots);
   archive & state.clock;
 }
 

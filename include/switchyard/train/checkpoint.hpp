@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <switchyard/core/error.hpp>
+#include <switchyard/core/sequence.hpp>
 #include <switchyard/train/training_state.hpp>
 #include <utility>
 #include <vector>
@@ -42,7 +43,7 @@ struct model_fingerprint {
 
 template <class Archive>
 void serialize(Archive& archive, model_fingerprint& f, const unsigned int /*version*/) {
-  archive& f.name;
+  serialize_sequence(archive, f.name);
   archive& f.parameters;
   archive& f.element_bytes;
 }
@@ -59,7 +60,9 @@ template <class Model>
 /// `encode_progress` (empty for strategies without progress: all-reduce, parameter server).
 ///
 /// On disk: a 24-byte header (`"SWYDCKPT"`, the format version, the payload's length and its
-/// CRC-32, little-endian), then the payload, a Boost.Serialization binary archive of this struct.
+/// CRC-32, little-endian), then the payload, a Boost.Serialization binary archive of this struct
+/// without Boost's own header (whose signature string Boost reads with an unchecked length). Every
+/// sequence in it goes through `serialize_sequence`, so no count can claim more than the payload.
 /// @tparam T the element type of the parameters (default `float`).
 /// @code
 /// switchyard::train::checkpoint<float> c{switchyard::train::fingerprint(model, "mlp"), state, {}};
@@ -80,7 +83,7 @@ template <class Archive, class T>
 void serialize(Archive& archive, checkpoint<T>& c, const unsigned int /*version*/) {
   archive& c.model;
   archive& c.state;
-  archive& c.strategy_progress;
+  serialize_sequence(archive, c.strategy_progress);
 }
 
 /// Writes `c` to `path` atomically: into `path` + ".tmp" in the same directory, flushed to disk,
@@ -185,7 +188,7 @@ template <class T>
 void save(const std::filesystem::path& path, const checkpoint<T>& c) {
   std::ostringstream payload_stream(std::ios::binary);
   {
-    boost::archive::binary_oarchive archive(payload_stream);
+    boost::archive::binary_oarchive archive(payload_stream, boost::archive::no_header);
     archive << c;
   }
   const std::string payload = std::move(payload_stream).str();
@@ -258,8 +261,10 @@ checkpoint<T> load(std::span<const std::byte> bytes, std::string_view name, cons
   }
   checkpoint<T> c;
   try {
+    // No sequence in the payload can have more elements than the payload has bytes.
+    const sequence_budget_scope budget{payload.size()};
     std::istringstream in(std::string(reinterpret_cast<const char*>(payload.data()), payload.size()), std::ios::binary);
-    boost::archive::binary_iarchive archive(in);
+    boost::archive::binary_iarchive archive(in, boost::archive::no_header);
     archive >> c;
   } catch (const std::exception& e) {
     detail::raise<data_error>(
@@ -315,6 +320,7 @@ void decode_progress(Strategy& strategy, std::span<const std::uint8_t> bytes, st
   if constexpr (requires(boost::archive::binary_iarchive & a) { strategy.serialize_progress(a); }) {
     std::istringstream in(std::string(bytes.begin(), bytes.end()), std::ios::binary);
     try {
+      const sequence_budget_scope budget{bytes.size()};
       boost::archive::binary_iarchive archive(in, boost::archive::no_header);
       strategy.serialize_progress(archive);
     } catch (const std::exception& e) {

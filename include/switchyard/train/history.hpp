@@ -2,6 +2,8 @@
 // it) and one per epoch (agreed by all ranks), kept in a history.
 #pragma once
 
+#include <switchyard/core/sequence.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -44,13 +46,13 @@ struct history {
   [[nodiscard]] const epoch_record& last() const { return epochs.back(); }
 };
 
-/// Boost.Serialization hooks (found by argument-dependent lookup; the caller includes
-/// `<boost/serialization/string.hpp>` and `<boost/serialization/vector.hpp>`): a checkpoint keeps
+/// Boost.Serialization hooks (found by argument-dependent lookup; strings and vectors go through
+/// `serialize_sequence`): a checkpoint keeps
 /// the history so that a resumed run returns every epoch.
 template <class Archive>
 void serialize(Archive& archive, epoch_record& e, const unsigned int /*version*/) {
   archive & e.epoch;
-  archive & e.stage;
+  serialize_sequence(archive, e.stage);
   archive & e.train_loss;
   archive & e.test_loss;
   archive & e.test_accuracy;
@@ -64,7 +66,7 @@ void serialize(Archive& archive, epoch_record& e, const unsigned int /*version*/
 
 template <class Archive>
 void serialize(Archive& archive, history& h, const unsigned int /*version*/) {
-  archive & h.epochs;
+  serialize_sequence(archive, h.epochs);
 }
 
 }  // namespace switchyard::train

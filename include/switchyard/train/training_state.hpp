@@ -17,8 +17,7 @@ namespace switchyard::train {
 ///
 /// The trainer hands one to its checkpoint callbacks (`trainer::on_checkpoint`) and continues from
 /// one (`trainer::resume_from`); `train/checkpoint.hpp` writes and reads them with the strategy's
-/// progress. Serializable with Boost.Serialization (the free `serialize` below; the caller
-/// includes `<boost/serialization/vector.hpp>` and `<boost/serialization/string.hpp>`).
+/// progress. Serializable with Boost.Serialization (the free `serialize` below).
 /// @tparam T the element type of the parameters (default `float`).
 /// @code
 /// trainer.on_checkpoint([](const switchyard::train::training_state<float>& s) { keep(s); });
@@ -39,7 +38,7 @@ void serialize(Archive& archive, training_state<T>& s, const unsigned int /*vers
   archive & s.epoch;
   archive & s.seed;
   archive & s.wall_seconds;
-  archive & s.parameters;
+  serialize_sequence(archive, s.parameters);
   archive & s.optimizer;
   archive & s.adjustments;
   archive & s.epochs;

@@ -1,0 +1,88 @@
+// Tests of core/sequence.hpp: sequences round-trip through an archive, nested and as strings, and
+// a loaded count above the budget is refused before anything is allocated.
+#include "switchyard/core/sequence.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "switchyard/core/error.hpp"
+
+namespace {
+
+/// Writes (or reads) arithmetic values to (or from) a byte string, as a Boost archive's `&` does.
+template <bool Loading>
+class byte_archive {
+ public:
+  using is_loading = std::bool_constant<Loading>;
+  explicit byte_archive(std::vector<unsigned char>* bytes) : bytes_(bytes) {}
+
+  template <class T>
+    requires std::is_arithmetic_v<T>
+  byte_archive& operator&(T& value) {
+    if constexpr (Loading) {
+      if (read_ + sizeof value > bytes_->size()) throw std::out_of_range("byte_archive: read past the end");
+      std::memcpy(&value, bytes_->data() + read_, sizeof value);
+      read_ += sizeof value;
+    } else {
+      const std::size_t end = bytes_->size();
+      bytes_->resize(end + sizeof value);
+      std::memcpy(bytes_->data() + end, &value, sizeof value);
+    }
+    return *this;
+  }
+
+ private:
+  std::vector<unsigned char>* bytes_;
+  std::size_t read_ = 0;
+};
+
+template <class Sequence>
+std::vector<unsigned char> saved(Sequence s) {
+  std::vector<unsigned char> bytes;
+  byte_archive<false> out{&bytes};
+  switchyard::serialize_sequence(out, s);
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("serialize_sequence: vectors, nested vectors and strings round-trip") {
+  const std::vector<std::vector<float>> nested{{1.5f, -2.0f}, {}, {3.0f}};
+  std::vector<unsigned char> bytes = saved(nested);
+  CHECK(bytes.size() == 8 + (8 + 8) + 8 + (8 + 4));
+  std::vector<std::vector<float>> back;
+  byte_archive<true> in{&bytes};
+  switchyard::serialize_sequence(in, back);
+  CHECK(back == nested);
+
+  std::vector<unsigned char> text = saved(std::string("ps>allreduce"));
+  std::string word;
+  byte_archive<true> in_text{&text};
+  switchyard::serialize_sequence(in_text, word);
+  CHECK(word == "ps>allreduce");
+}
+
+TEST_CASE("serialize_sequence: a count above the budget is refused before the sequence grows") {
+  std::vector<unsigned char> bytes = saved(std::vector<double>{1.0, 2.0, 3.0});
+  const std::uint64_t absurd = std::uint64_t{1} << 62;
+  std::memcpy(bytes.data(), &absurd, sizeof absurd);
+  {
+    const switchyard::sequence_budget_scope budget{bytes.size()};
+    CHECK(switchyard::sequence_budget() == bytes.size());
+    std::vector<double> back;
+    byte_archive<true> in{&bytes};
+    CHECK_THROWS_WITH_AS(switchyard::serialize_sequence(in, back),
+                         doctest::Contains("claims 4611686018427387904 elements, more than the 32"),
+                         switchyard::data_error);
+    CHECK(back.empty());
+  }
+  // The scope restores the previous budget: none.
+  CHECK(switchyard::sequence_budget() == std::numeric_limits<std::uint64_t>::max());
+}
