@@ -59,8 +59,8 @@ struct switch_options {
 /// second stage trains the rest of the epoch. At the switch, the first stage hands over:
 /// the parameters and the whole optimizer state reach every rank (a parameter server assembles its
 /// servers' shards); the momentum and learning-rate options apply; then the second stage sets up
-/// from that state, with the data re-sharded over its own workers from the next epoch on. A
-/// switch is a strategy, so it nests:
+/// from that state, with the data re-sharded over its own workers from the next batch on (the
+/// rest of the epoch, after a switch inside it). A switch is a strategy, so it nests:
 /// @code
 /// using namespace switchyard;
 /// strategy::switch_to ps_then_ar{strategy::parameter_server<>{1}, strategy::all_reduce<>{}, trigger::after_epochs{3}};
