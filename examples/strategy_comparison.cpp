@@ -85,6 +85,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
+    // Four runs would write over one checkpoint file.
+    if (!c.checkpoint_dir.empty() || c.resume) {
+      throw sy::usage_error("--checkpoint and --resume are fashion_mnist's: strategy_comparison trains four runs");
+    }
     const std::vector<contender> runs = contenders(c, labels, ps_first_trigger, allreduce_first_trigger);
     const auto data = load_data(c);
     std::optional<fmt::ostream> table;

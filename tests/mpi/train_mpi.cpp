@@ -18,7 +18,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sy = switchyard;
@@ -119,11 +121,25 @@ TEST_CASE("mpi.train.switch.within_epoch: a step trigger switches every process 
     options.epochs = 3;
     options.batch_size = 8;
     sy::train::trainer trainer{model, optimizer, prototype, options};
+    std::vector<std::pair<std::string, double>> losses;  // this process's steps, in order
+    trainer.on_step([&](const sy::train::step_record& s) { losses.emplace_back(s.stage, s.loss); });
     const sy::train::history h = trainer.fit(t, data, *data);
     CHECK(trainer.strategy().switched_after_batches() == batches);
     CHECK(trainer.strategy().switched_after_epoch() == 1u);
     CHECK(h.epochs[1].stage == stages);
     check_identical_everywhere(t, std::vector<float>(model.parameters().begin(), model.parameters().end()));
+    // No jump: rank 0 works in both stages; its 4 steps after the switch against the 4 before.
+    if (t.rank() != 0 || t.size() < 2) return;
+    const std::string second = stages.substr(stages.find('>') + 1);
+    const auto boundary = std::find_if(losses.begin(), losses.end(), [&](const auto& s) { return s.first == second; });
+    REQUIRE(boundary - losses.begin() >= 4);
+    REQUIRE(losses.end() - boundary >= 4);
+    auto mean = [](auto first, auto last) {
+      double sum = 0;
+      for (auto it = first; it != last; ++it) sum += it->second;
+      return sum / static_cast<double>(last - first);
+    };
+    CHECK(mean(boundary, boundary + 4) < 1.25 * mean(boundary - 4, boundary) + 0.02);
   };
   using ps = sy::strategy::parameter_server<>;
   using ar = sy::strategy::all_reduce<>;
