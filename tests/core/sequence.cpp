@@ -13,35 +13,11 @@
 #include <vector>
 
 #include "switchyard/core/error.hpp"
+#include "../common/byte_archive.hpp"
 
 namespace {
 
-/// Writes (or reads) arithmetic values to (or from) a byte string, as a Boost archive's `&` does.
-template <bool Loading>
-class byte_archive {
- public:
-  using is_loading = std::bool_constant<Loading>;
-  explicit byte_archive(std::vector<unsigned char>* bytes) : bytes_(bytes) {}
-
-  template <class T>
-    requires std::is_arithmetic_v<T>
-  byte_archive& operator&(T& value) {
-    if constexpr (Loading) {
-      if (read_ + sizeof value > bytes_->size()) throw std::out_of_range("byte_archive: read past the end");
-      std::memcpy(&value, bytes_->data() + read_, sizeof value);
-      read_ += sizeof value;
-    } else {
-      const std::size_t end = bytes_->size();
-      bytes_->resize(end + sizeof value);
-      std::memcpy(bytes_->data() + end, &value, sizeof value);
-    }
-    return *this;
-  }
-
- private:
-  std::vector<unsigned char>* bytes_;
-  std::size_t read_ = 0;
-};
+using test_support::byte_archive;
 
 template <class Sequence>
 std::vector<unsigned char> saved(Sequence s) {

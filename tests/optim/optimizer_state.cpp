@@ -12,40 +12,15 @@
 
 #include "switchyard/core/error.hpp"
 #include "switchyard/core/sequence.hpp"
+#include "../common/byte_archive.hpp"
 
 namespace optim = switchyard::optim;
+using test_support::byte_archive;
 using state = optim::optimizer_state<float>;
 
 namespace {
 
 state sample() { return {5, 6, {{0, 1, 2, 3, 4, 5}, {10, 11, 12, 13, 14, 15}}, 15}; }
-
-/// Writes (or reads) integers and floats to (or from) a byte string through `operator&`, as
-/// Boost.Serialization archives do; sequences go through `serialize_sequence`.
-template <bool Loading>
-class byte_archive {
- public:
-  using is_loading = std::bool_constant<Loading>;
-  explicit byte_archive(std::vector<unsigned char>* bytes) : bytes_(bytes) {}
-
-  template <class T>
-    requires std::is_arithmetic_v<T>
-  byte_archive& operator&(T& value) {
-    if constexpr (Loading) {
-      if (read_ + sizeof value > bytes_->size()) throw std::out_of_range("byte_archive: read past the end");
-      std::memcpy(&value, bytes_->data() + read_, sizeof value);
-      read_ += sizeof value;
-    } else {
-      const auto* raw = reinterpret_cast<const unsigned char*>(&value);
-      bytes_->insert(bytes_->end(), raw, raw + sizeof value);
-    }
-    return *this;
-  }
-
- private:
-  std::vector<unsigned char>* bytes_;
-  std::size_t read_ = 0;
-};
 
 }  // namespace
 

@@ -17,9 +17,11 @@
 
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sy = switchyard;
@@ -71,8 +73,11 @@ struct run {
   std::vector<float> parameters;
 };
 
-template <class Switch>
-std::vector<run> train(Switch prototype, std::size_t epochs) {
+// Trains the small mlp on the quadrant problem over 4 in-process ranks (480 examples in batches of
+// 8: 60 batches an epoch) under `prototype`; `watch(trainer)` runs before training, and
+// `result(trainer, history, model)` gives each rank's result.
+template <class Switch, class Watch, class Result>
+auto train_four(Switch prototype, std::size_t epochs, Watch watch, Result result) {
   const auto data = fixtures::quadrants(480, 7);
   return sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
     sy::nn::mlp model{11, {8, 8, 1}, 4};
@@ -81,7 +86,15 @@ std::vector<run> train(Switch prototype, std::size_t epochs) {
     options.epochs = epochs;
     options.batch_size = 8;
     sy::train::trainer trainer{model, optimizer, prototype, options};
+    auto watched = watch(trainer);
     const sy::train::history h = trainer.fit(t, data, *data);
+    return result(trainer, h, model, watched);
+  });
+}
+
+template <class Switch>
+std::vector<run> train(Switch prototype, std::size_t epochs) {
+  return train_four(prototype, epochs, [](auto&) { return 0; }, [](auto& trainer, const auto& h, auto& model, int) {
     run r;
     for (const auto& e : h.epochs) {
       r.stages.push_back(e.stage);
@@ -137,30 +150,29 @@ struct within_run {
   std::vector<float> parameters;
 };
 
-// 480 examples in batches of 8: 60 batches an epoch.
 template <class Switch>
 std::vector<within_run> train_within(std::size_t epochs) {
-  const auto data = fixtures::quadrants(480, 7);
-  return sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
-    sy::nn::mlp model{11, {8, 8, 1}, 4};
-    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
-    sy::train::trainer_options options;
-    options.epochs = epochs;
-    options.batch_size = 8;
-    sy::train::trainer trainer{model, optimizer, Switch{}, options};
-    within_run r;
-    trainer.on_step([&](const sy::train::step_record& s) { r.step_losses.emplace_back(s.stage, s.loss); });
-    const sy::train::history h = trainer.fit(t, data, *data);
-    for (const auto& e : h.epochs) {
-      r.epoch_stages.push_back(e.stage);
-      r.epoch_steps.push_back(e.steps);
-    }
-    r.switched_after_batches = trainer.strategy().switched_after_batches();
-    r.switched_after_epoch = trainer.strategy().switched_after_epoch();
-    r.hash_after = trainer.strategy().hash_after;
-    r.parameters.assign(model.parameters().begin(), model.parameters().end());
-    return r;
-  });
+  using losses = std::vector<std::pair<std::string, double>>;
+  return train_four(
+      Switch{}, epochs,
+      [](auto& trainer) {
+        auto steps = std::make_shared<losses>();
+        trainer.on_step([steps](const sy::train::step_record& s) { steps->emplace_back(s.stage, s.loss); });
+        return steps;
+      },
+      [](auto& trainer, const auto& h, auto& model, const std::shared_ptr<losses>& steps) {
+        within_run r;
+        for (const auto& e : h.epochs) {
+          r.epoch_stages.push_back(e.stage);
+          r.epoch_steps.push_back(e.steps);
+        }
+        r.switched_after_batches = trainer.strategy().switched_after_batches();
+        r.switched_after_epoch = trainer.strategy().switched_after_epoch();
+        r.hash_after = trainer.strategy().hash_after;
+        r.step_losses = *steps;
+        r.parameters.assign(model.parameters().begin(), model.parameters().end());
+        return r;
+      });
 }
 
 double mean_loss(auto first, auto last) {

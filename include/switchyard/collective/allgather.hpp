@@ -31,9 +31,7 @@ namespace switchyard::collective {
 /// @tparam Transport a `transport::transport`; @tparam In a `buffer`; @tparam Out a `mutable_buffer`.
 template <class Transport, class In, class Out, class Algorithm = algorithm::automatic>
 void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
-  static_assert(transport::transport<Transport>,
-                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
-                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
+  detail::require_transport<Transport>();
   static_assert(switchyard::buffer<const In>,
                 "the input must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
                 "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "

@@ -40,13 +40,8 @@ inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 template <class Transport, class Buffer, class Op = ops::sum,
           algorithm::allreduce_algorithm Algorithm = algorithm::automatic>
 void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
-  static_assert(transport::transport<Transport>,
-                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
-                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
-  static_assert(switchyard::buffer<std::remove_reference_t<Buffer>>,
-                "the buffer must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
-                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
-                "switchyard_as_span: see core/buffer.hpp");
+  detail::require_transport<Transport>();
+  detail::require_buffer<std::remove_reference_t<Buffer>>();
   static_assert(!switchyard::buffer<std::remove_reference_t<Buffer>> ||
                     switchyard::mutable_buffer<std::remove_reference_t<Buffer>>,
                 "allreduce writes its buffer in place: pass a non-const buffer");

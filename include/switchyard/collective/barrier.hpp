@@ -15,9 +15,7 @@ namespace switchyard::collective {
 /// @tparam Transport a `transport::transport`.
 template <class Transport>
 void barrier(Transport& t) {
-  static_assert(transport::transport<Transport>,
-                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
-                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
+  detail::require_transport<Transport>();
   detail::in_context("barrier", t.rank(), 0, [&] {
     detail::check_call<void>(t, {detail::operation::barrier});
     t.barrier();

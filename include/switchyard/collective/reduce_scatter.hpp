@@ -29,13 +29,8 @@ namespace switchyard::collective {
 /// @tparam Transport a `transport::transport`; @tparam Buffer a `mutable_buffer`.
 template <class Transport, class Buffer, class Op = ops::sum, class Algorithm = algorithm::automatic>
 auto reduce_scatter(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
-  static_assert(transport::transport<Transport>,
-                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
-                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
-  static_assert(switchyard::buffer<std::remove_reference_t<Buffer>>,
-                "the buffer must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
-                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
-                "switchyard_as_span: see core/buffer.hpp");
+  detail::require_transport<Transport>();
+  detail::require_buffer<std::remove_reference_t<Buffer>>();
   static_assert(!switchyard::buffer<std::remove_reference_t<Buffer>> ||
                     switchyard::mutable_buffer<std::remove_reference_t<Buffer>>,
                 "reduce_scatter writes its buffer in place: pass a non-const buffer");

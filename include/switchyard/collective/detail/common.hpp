@@ -2,8 +2,10 @@
 // the request type of a transport, and the context added to errors.
 #pragma once
 
+#include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/transport/transport.hpp>
 
 #include <cstddef>
 #include <span>
@@ -12,6 +14,23 @@
 #include <vector>
 
 namespace switchyard::collective::detail {
+
+/// The collectives' one-sentence diagnostic for a type that is not a transport.
+template <class Transport>
+constexpr void require_transport() {
+  static_assert(transport::transport<Transport>,
+                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
+                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
+}
+
+/// The collectives' one-sentence diagnostic for a type that is not a buffer.
+template <class Buffer>
+constexpr void require_buffer() {
+  static_assert(switchyard::buffer<Buffer>,
+                "the buffer must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
+                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
+                "switchyard_as_span: see core/buffer.hpp");
+}
 
 using switchyard::detail::raise;
 using switchyard::detail::str;
