@@ -268,12 +268,19 @@ class direct_worker {
   std::size_t next_ = 0;
 };
 
-// One epoch of `train::trainer` with `strategy::all_reduce` and SGD over `ranks` in-process ranks;
-// the history of rank 0.
+// Where a trainer step's time goes: medians over one rank's steps, in seconds.
+struct step_times {
+  double compute = 0;      // forward and backward
+  double communicate = 0;  // the strategy's step: all-reduce and optimizer update
+};
+
+// One epoch of `train::trainer` with `strategy::all_reduce` and SGD over `ranks` in-process ranks:
+// the history of rank 0 and each rank's step times.
 template <class Model>
-sy::train::history train_one_epoch(int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train,
-                                   const sy::data::dataset& test) {
-  return sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
+std::pair<sy::train::history, std::vector<step_times>> train_one_epoch(
+    int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train, const sy::data::dataset& test) {
+  std::vector<step_times> times(static_cast<std::size_t>(ranks));
+  std::vector<sy::train::history> histories = sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
     Model model{s.seed};
     sy::optim::sgd optimizer{model.parameters().size(), sgd_rate};
     sy::train::trainer_options options;
@@ -281,21 +288,36 @@ sy::train::history train_one_epoch(int ranks, const settings& s, const std::shar
     options.batch_size = s.batch;
     options.seed = s.seed;
     sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
-    return trainer.fit(t, train, test);
-  }).front();
+    std::vector<double> compute, communicate;
+    trainer.on_step([&](const sy::train::step_record& step) {
+      compute.push_back(step.compute_seconds);
+      communicate.push_back(step.communicate_seconds);
+    });
+    sy::train::history history = trainer.fit(t, train, test);
+    times[static_cast<std::size_t>(t.rank())] = {median(compute), median(communicate)};
+    return history;
+  });
+  return {std::move(histories.front()), std::move(times)};
 }
 
-// The samples per second the trainer reports for one epoch (slowest rank's training time,
-// evaluation excluded).
+// One trainer trial: the samples per second the trainer reports for one epoch (slowest rank's
+// training time, evaluation excluded) and the step times of the rank slowest to compute.
+struct trainer_trial {
+  double samples_per_second = 0;
+  step_times step;
+};
+
 template <class Model>
-double trainer_samples_per_second(int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train,
-                                  const sy::data::dataset& test) {
-  const sy::train::history history = train_one_epoch<Model>(ranks, s, train, test);
+trainer_trial run_trainer(int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train,
+                          const sy::data::dataset& test) {
+  const auto [history, times] = train_one_epoch<Model>(ranks, s, train, test);
   const sy::train::epoch_record& epoch = history.last();
   if (!std::isfinite(epoch.train_loss)) {
     throw std::runtime_error(fmt::format("the {}-rank training loss diverged to {}", ranks, epoch.train_loss));
   }
-  return epoch.samples_per_second;
+  return {epoch.samples_per_second, *std::max_element(times.begin(), times.end(), [](step_times a, step_times b) {
+            return a.compute < b.compute;
+          })};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,7 +332,7 @@ template <class Model>
 void run_memory(const settings& s, const sy::data::fashion_mnist& fashion) {
   const long loaded = peak_rss_kib();
   const auto started = bench_clock::now();
-  const sy::train::history history = train_one_epoch<Model>(memory_ranks, s, fashion.train, *fashion.test);
+  const sy::train::history history = train_one_epoch<Model>(memory_ranks, s, fashion.train, *fashion.test).first;
   const double seconds = std::chrono::duration<double>(bench_clock::now() - started).count();
   const long peak = peak_rss_kib();
   fmt::print("memory: {} in-process ranks x {} BLAS thread(s), {}, batch {} per rank, 1 epoch of {} examples, "
@@ -429,19 +451,25 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
   sgd_worker.run(s.steps);
   adam_worker.run(s.steps);
   for (gemm_runner& g : gemms) g.seconds_per_call(s.steps);
-  trainer_samples_per_second<Model>(1, s, trainer_train, *trainer_test);
-  trainer_samples_per_second<Model>(2, s, trainer_train, *trainer_test);
+  run_trainer<Model>(1, s, trainer_train, *trainer_test);
+  run_trainer<Model>(2, s, trainer_train, *trainer_test);
 
   // Trial k of every figure runs before trial k + 1 of any, so drift in the load hits all alike.
   const auto trials = static_cast<std::size_t>(s.trials);
   std::vector<double> sgd_rates(trials), adam_rates(trials), one_rank(trials), two_ranks(trials);
+  // Per rank count and trial: the median step's forward-backward and all-reduce-plus-update, in us.
+  std::array<std::vector<double>, 2> compute_us, communicate_us;
   std::vector<std::vector<double>> gemm_seconds(gemms.size(), std::vector<double>(trials));
   for (std::size_t trial = 0; trial < trials; ++trial) {
     sgd_rates[trial] = samples / sgd_worker.run(s.steps);
     adam_rates[trial] = samples / adam_worker.run(s.steps);
     for (std::size_t i = 0; i < gemms.size(); ++i) gemm_seconds[i][trial] = gemms[i].seconds_per_call(s.steps);
-    one_rank[trial] = trainer_samples_per_second<Model>(1, s, trainer_train, *trainer_test);
-    two_ranks[trial] = trainer_samples_per_second<Model>(2, s, trainer_train, *trainer_test);
+    for (const int ranks : {1, 2}) {
+      const trainer_trial result = run_trainer<Model>(ranks, s, trainer_train, *trainer_test);
+      (ranks == 1 ? one_rank : two_ranks)[trial] = result.samples_per_second;
+      compute_us[static_cast<std::size_t>(ranks - 1)].push_back(result.step.compute * 1e6);
+      communicate_us[static_cast<std::size_t>(ranks - 1)].push_back(result.step.communicate * 1e6);
+    }
   }
 
   // The bound: one batch per sum of the per-GEMM medians.
@@ -466,6 +494,12 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
   records.push_back(measured("single worker, direct loop, adam", adam_rates, "samples/s"));
   records.push_back(measured("trainer + all_reduce, 1 in-process rank, sgd", one_rank, "samples/s"));
   records.push_back(measured("trainer + all_reduce, 2 in-process ranks, sgd", two_ranks, "samples/s"));
+  for (const int ranks : {1, 2}) {
+    const auto at = static_cast<std::size_t>(ranks - 1);
+    records.push_back(measured(fmt::format("{} rank(s): forward+backward per step", ranks), compute_us[at], "us"));
+    records.push_back(
+        measured(fmt::format("{} rank(s): all-reduce + update per step", ranks), communicate_us[at], "us"));
+  }
   records.push_back({fmt::format("GEMM bound, the {} GEMMs of the step", gemms.size()), batch / gemm_total_seconds,
                      "samples/s", {}, {}, {}, {}});
 
