@@ -66,6 +66,7 @@ struct observed : Switch {
 
 struct run {
   std::vector<std::string> stages;
+  std::vector<std::size_t> steps;
   std::vector<double> losses;
   double loss_before = 0, loss_after = 0;
   std::uint64_t hash_after = 0;
@@ -98,6 +99,7 @@ std::vector<run> train(Switch prototype, std::size_t epochs) {
     run r;
     for (const auto& e : h.epochs) {
       r.stages.push_back(e.stage);
+      r.steps.push_back(e.steps);
       r.losses.push_back(e.train_loss);
     }
     if constexpr (requires { trainer.strategy().loss_before; }) {
@@ -300,6 +302,46 @@ TEST_CASE("switch_to.within_epoch.allreduce_then_ps: every worker stops at the s
   // the parameter server hands out the 28 batches left.
   using sw = observed_within<strategy::switch_to<ar, ps, trigger::after_steps<90>>>;
   check_within(train_within<sw>(3), 92, "allreduce", "ps", 32 + 28);
+}
+
+TEST_CASE("switch_to.within_epoch.last_step: a step trigger that fires at an epoch's last batch switches after it" *
+          doctest::timeout(120)) {
+  // 120 batches end epoch 2 exactly, in both orders: the first stage trained epoch 2 whole.
+  const auto check = [](const std::vector<within_run>& runs, const std::string& first, const std::string& second) {
+    for (const within_run& r : runs) {
+      CHECK(r.switched_after_batches == 120u);
+      CHECK(r.switched_after_epoch == 2u);
+      CHECK(r.epoch_stages == std::vector<std::string>{first, first, second});
+      CHECK(r.epoch_steps[1] == 60u);
+      CHECK(r.parameters == runs[0].parameters);
+    }
+  };
+  check(train_within<observed_within<strategy::switch_to<ar, ps, trigger::after_steps<120>>>>(3), "allreduce", "ps");
+  check(train_within<observed_within<strategy::switch_to<ps, ar, trigger::after_steps<120>>>>(3), "ps", "allreduce");
+}
+
+TEST_CASE("switch_to.within_epoch.nested_first: a switch inside the first stage hands the rest of its epoch on" *
+          doctest::timeout(120)) {
+  // The inner switch stops all-reduce after 92 batches, 32 into epoch 2; its parameter server
+  // trains the other 28 of that epoch, then the outer switch moves on to all-reduce after epoch 3.
+  using inner = strategy::switch_to<ar, ps, trigger::after_steps<90>>;
+  const auto runs = train(strategy::switch_to<inner, ar, trigger::after_epochs<3>>{}, 4);
+  for (const run& r : runs) {
+    CHECK(r.stages == std::vector<std::string>{"allreduce", "allreduce>ps", "ps", "allreduce"});
+    CHECK(r.steps == std::vector<std::size_t>{60, 32 + 28, 60, 60});
+    CHECK(r.parameters == runs[0].parameters);
+  }
+}
+
+// A stage whose name() returns a std::string, too long for the small-string buffer.
+struct long_named_allreduce : ar {
+  [[nodiscard]] std::string name() const { return "allreduce, under a name longer than a small-string buffer"; }
+};
+
+TEST_CASE("switch_to.name: a stage whose name() returns a temporary std::string" * doctest::timeout(120)) {
+  const std::string long_name = long_named_allreduce{}.name();
+  const auto runs = train(strategy::switch_to<long_named_allreduce, ps, trigger::after_epochs<1>>{}, 2);
+  for (const run& r : runs) CHECK(r.stages == std::vector<std::string>{long_name, "ps"});
 }
 
 TEST_CASE("switch_to.options.rescale_for_batch: all-reduce over 4 ranks to an async server scales by 1/4") {

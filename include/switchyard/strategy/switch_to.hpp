@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -92,8 +93,10 @@ class switch_to {
     return switched() ? std::optional<std::uint64_t>(trained_) : std::nullopt;
   }
 
-  /// The active stage's name.
-  [[nodiscard]] std::string_view name() const { return switched() ? std::string_view(second_.name()) : first_.name(); }
+  /// The active stage's name (a copy: a stage's `name()` may return a temporary string).
+  [[nodiscard]] std::string name() const {
+    return active([](const auto& s) { return std::string(std::string_view(s.name())); });
+  }
 
   /// Sets up the active stage: the first, or, in a run resumed from a checkpoint taken after the
   /// switch, the second.
@@ -135,6 +138,7 @@ class switch_to {
   template <class Transport>
   void begin_epoch(Transport& t, std::size_t batches) {
     resume_at_.reset();
+    part_batches_ = batches;
     part_steps_ = 0;
     stopping_ = false;
     if constexpr (trigger::within_epoch<Trigger>) {
@@ -193,6 +197,12 @@ class switch_to {
       }
       collective::allreduce(t, stopped, ops::max{});
       if (stopped[0] == 0) return;
+      if (stopped[1] >= part_batches_) {
+        // The stop fell on the part's last batch: the first stage trained the whole epoch, so it
+        // switches between epochs, in after_epoch, which counts the epoch.
+        switch_pending_ = true;
+        return;
+      }
       trained_ += stopped[1];
       resume_at_ = static_cast<std::size_t>(stopped[1]);
       switch_now(t, m, o);
@@ -201,14 +211,16 @@ class switch_to {
 
   /// After an `end_epoch` that switched inside the epoch: the batches of that part the first
   /// stage trained; the trainer trains the rest under the second stage.
+  /// Else the active stage's, when it is a switch that did so (nested in either slot).
   [[nodiscard]] std::optional<std::size_t> resume_at() const {
     if (resume_at_) return resume_at_;
-    if (!switched()) return std::nullopt;
-    if constexpr (requires { second_.resume_at(); }) {
-      return second_.resume_at();
-    } else {
-      return std::nullopt;
-    }
+    return active([](const auto& s) -> std::optional<std::size_t> {
+      if constexpr (requires { s.resume_at(); }) {
+        return s.resume_at();
+      } else {
+        return std::nullopt;
+      }
+    });
   }
 
   /// After each epoch: the active stage hears the record first (a nested switch may fire); then,
@@ -221,7 +233,8 @@ class switch_to {
     if (switched()) return;
     ++epochs_;
     trained_ += record.steps;
-    if (static_cast<bool>(trigger_.fire(record))) switch_now(t, m, o);
+    const bool pending = std::exchange(switch_pending_, false);
+    if (static_cast<bool>(trigger_.fire(record)) || pending) switch_now(t, m, o);
   }
 
   template <class Transport, class Model, class Optimizer>
@@ -348,8 +361,10 @@ class switch_to {
   std::size_t epochs_ = 0;           // epochs the first stage trained entirely
   std::uint64_t trained_ = 0;        // batches the first stage trained
   // The current part of an epoch.
+  std::size_t part_batches_ = 0;     // the batches the trainer plans for it
   std::uint64_t part_steps_ = 0;     // steps of a synchronous first stage, on each worker
   bool stopping_ = false;            // the trigger fired at one of them
+  bool switch_pending_ = false;      // ... at the part's last step: switch in after_epoch
   std::optional<std::size_t> resume_at_;
 };
 

@@ -27,7 +27,8 @@ struct step_outcome {
 ///
 /// Required expressions, for `S& s`, `T& t`, `M& m`, `O& o`:
 /// @code
-/// std::string_view n = s.name();              // "allreduce", ...: shown in logs
+/// std::string n{s.name()};                    // "allreduce", ...: shown in logs; anything
+///                                             // convertible to std::string_view, a std::string too
 /// s.setup(t, m, o);                           // collective, once before the first step:
 ///                                             // e.g. make every replica start from rank 0's model
 /// std::size_t w = s.worker_count(t);          // how many ranks train (draw batches)

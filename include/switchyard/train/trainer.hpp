@@ -217,7 +217,7 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
       // Asked for each part: a strategy that switches changes its workers and its name.
       const std::size_t workers = strategy_.worker_count(t);
       const std::optional<std::size_t> worker = strategy_.worker_index(t);
-      const std::string_view part_stage = strategy_.name();
+      const std::string part_stage(strategy_.name());  // a copy: name() may return a temporary string
       if (!stage.empty()) stage += '>';
       stage += part_stage;
       if (workers * options_.batch_size > train->size()) {
@@ -256,7 +256,7 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
             const step_record record{epoch, steps - 1, t.rank(), loss,
                                      std::chrono::duration<double>(computed - before).count(),
                                      std::chrono::duration<double>(stepped - computed).count(), outcome.bytes_sent,
-                                     std::string(part_stage)};
+                                     part_stage};
             for (auto& callback : step_callbacks_) callback(record);
           }
         }
