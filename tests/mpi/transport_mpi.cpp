@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sy = switchyard;
@@ -81,6 +82,32 @@ TEST_CASE("mpi.errors: a bad peer is a usage error, a short message a transport 
     }
   }
   t.barrier();
+  // A message longer than the receive's buffer fails inside MPI; the error names what was posted.
+  if (t.size() >= 2 && t.rank() < 2) {
+    if (t.rank() == 0) {
+      const std::vector<int> longer(5, 1);
+      t.send(std::span<const int>(longer), 1, 10);
+    } else {
+      CHECK_THROWS_WITH_AS(t.recv(std::span<int>(data), 0, 10),
+                           doctest::Contains("MPI_Wait failed for a receive of 4 elements from rank 0 with tag 10: "),
+                           sy::transport_error);
+    }
+  }
+  t.barrier();
+}
+
+TEST_CASE("mpi.errors.timeout_value: a negative timeout is refused; the largest one waits as long as it takes") {
+  CHECK_THROWS_WITH_AS(mpi(sy::transport::mpi_options{.timeout = -1ms}),
+                       doctest::Contains("mpi_options::timeout must be >= 0 (0 turns the watchdog off), got -1 ms"),
+                       sy::usage_error);
+  // milliseconds::max() once overflowed into a deadline in the past: the watchdog ended the job
+  // at the first wait that was not already done.
+  mpi t{sy::transport::mpi_options{.timeout = std::chrono::milliseconds::max()}};
+  if (t.rank() == 0) std::this_thread::sleep_for(100ms);
+  t.barrier();
+  std::vector<int> one{1};
+  sy::collective::allreduce(t, std::span<int>(one));
+  CHECK(one[0] == t.size());
 }
 
 TEST_CASE("mpi.split: groups by color and key, collectives inside a group") {

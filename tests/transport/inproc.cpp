@@ -255,6 +255,36 @@ TEST_CASE("inproc.errors.barrier_timeout: names the ranks that never arrived") {
                        doctest::Contains("waiting for rank 2"), sy::timeout_error);
 }
 
+TEST_CASE("inproc.errors.timeout_value: a timeout must be positive; the largest one waits as long as it takes") {
+  for (const std::chrono::milliseconds bad : {std::chrono::milliseconds(0), std::chrono::milliseconds(-5)}) {
+    CAPTURE(bad.count());
+    sy::transport::inproc_options o;
+    o.timeout = bad;
+    const std::string expected = "inproc_options::timeout must be positive, got " + std::to_string(bad.count()) + " ms";
+    CHECK_THROWS_WITH_AS(sy::transport::inproc_world(2, o), doctest::Contains(expected.c_str()), sy::usage_error);
+  }
+  // milliseconds::max() once overflowed into a deadline in the past: the first wait beyond the
+  // spins timed out at once.
+  sy::transport::inproc_options forever;
+  forever.timeout = std::chrono::milliseconds::max();
+  const auto received = run_inproc(
+      2,
+      [](inproc& t) {
+        std::vector<int> data{0, 0};
+        if (t.rank() == 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          data = {7, 8};
+          t.send(std::span<const int>(data), 1, 3);
+        } else {
+          t.recv(std::span<int>(data), 0, 3);
+        }
+        t.barrier();
+        return data;
+      },
+      forever);
+  CHECK(received[1] == std::vector<int>{7, 8});
+}
+
 TEST_CASE("inproc.errors.first_failure: rethrown as raised, the others released") {
   std::atomic<int> released{0};
   auto run = [&] {

@@ -35,7 +35,8 @@ namespace switchyard::transport {
 /// @brief Settings of an in-process world.
 struct inproc_options {
   /// A wait (receive, send, barrier, collective) that has not completed after this long ends in
-  /// `timeout_error` naming the rank, the peer and the tag.
+  /// `timeout_error` naming the rank, the peer and the tag. Must be positive;
+  /// `std::chrono::milliseconds::max()` waits forever.
   std::chrono::milliseconds timeout = std::chrono::minutes(2);
   /// How many times a waiting rank yields before it sleeps; spinning wins for short waits when
   /// ranks have cores of their own, sleeping wins when they share them.
@@ -439,7 +440,7 @@ void wait_until(const inproc_group& group, int rank, Done done, Describe describ
     std::this_thread::yield();
   }
   waker& w = group.waker_of(rank);
-  const auto deadline = std::chrono::steady_clock::now() + fabric.options.timeout;
+  const auto deadline = deadline_after(fabric.options.timeout);
   std::unique_lock lock(w.mutex);
   while (!done()) {
     if (fabric.aborted.load(std::memory_order_acquire)) {
@@ -790,6 +791,10 @@ std::span<T> inproc::native_reduce_scatter(std::span<T> data, Op op) {
 inline inproc_world::inproc_world(int ranks, inproc_options options) : ranks_(ranks), options_(options) {
   if (ranks < 1) {
     detail::raise<usage_error>(detail::str("an in-process world needs at least 1 rank, got ", ranks));
+  }
+  if (options.timeout <= std::chrono::milliseconds::zero()) {
+    detail::raise<usage_error>(detail::str("inproc_options::timeout must be positive, got ", options.timeout.count(),
+                                           " ms (std::chrono::milliseconds::max() waits forever)"));
   }
 }
 

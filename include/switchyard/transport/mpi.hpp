@@ -61,7 +61,7 @@ struct mpi_options {
   /// The stall watchdog: a wait (send, receive, barrier, native collective) that has not finished
   /// after this long prints to stderr which rank waits, for which peer and what, and since when,
   /// then ends the whole job with `MPI_Abort` (exit status 124). Zero turns it off: waits then
-  /// block as long as MPI does. The default comes from the environment variable
+  /// block as long as MPI does; a negative timeout is a `usage_error`. The default comes from the environment variable
   /// `SWITCHYARD_TIMEOUT` (seconds, e.g. `60` or `0.5`), and is off when that is not set.
   std::chrono::milliseconds timeout = detail::timeout_from_environment();
   /// Every collective first exchanges a fingerprint of the call with the other ranks and raises
@@ -92,19 +92,24 @@ struct wait_site {
   int ranks = 0;                      // the communicator's size, for collectives
 };
 
+// What the operation at `site` is: "a receive of 4 elements from rank 1 with tag 7".
 inline std::string describe(const wait_site& site) {
   const std::string_view operation = site.operation;
   const char* article = operation.front() == 'a' ? "an " : "a ";  // allreduce, allgather
   if (site.peer == no_peer) {
-    if (operation == "barrier") return str("a barrier of ", site.ranks, " ranks (at least one has not entered it)");
-    return str(article, operation, " of ", site.count, " elements over ", site.ranks,
-               " ranks (at least one has not joined it)");
+    if (operation == "barrier") return str("a barrier of ", site.ranks, " ranks");
+    return str(article, operation, " of ", site.count, " elements over ", site.ranks, " ranks");
   }
-  const bool sending = operation == "send";
-  return str("a ", operation, " of ", site.count, " elements ", sending ? "to" : "from", " ",
+  return str("a ", operation, " of ", site.count, " elements ", operation == "send" ? "to" : "from", " ",
              site.peer == any_source ? std::string("any rank") : str("rank ", site.peer), " with tag ",
-             site.tag == any_tag ? std::string("any") : std::to_string(site.tag),
-             sending ? " (the receiver has not taken it)" : "");
+             site.tag == any_tag ? std::string("any") : std::to_string(site.tag));
+}
+
+// Why a wait at `site` can stall, for the watchdog's report.
+inline std::string_view stall_reason(const wait_site& site) {
+  const std::string_view operation = site.operation;
+  if (site.peer != no_peer) return operation == "send" ? " (the receiver has not taken it)" : "";
+  return operation == "barrier" ? " (at least one has not entered it)" : " (at least one has not joined it)";
 }
 
 inline std::string utc_time(std::chrono::system_clock::time_point when) {
@@ -128,7 +133,7 @@ inline std::string utc_time(std::chrono::system_clock::time_point when) {
   const std::string report = switchyard::detail::located(str(
       "switchyard watchdog: rank ", watch.rank,
       watch.world_rank == watch.rank ? std::string() : str(" (world rank ", watch.world_rank, ")"), " has waited ",
-      std::chrono::duration_cast<std::chrono::milliseconds>(waited).count(), " ms, since ", utc_time(since), ", for ", describe(site),
+      std::chrono::duration_cast<std::chrono::milliseconds>(waited).count(), " ms, since ", utc_time(since), ", for ", describe(site), stall_reason(site),
       "; the timeout is ", watch.timeout.count(),
       " ms (mpi_options::timeout or SWITCHYARD_TIMEOUT): aborting the job"));
   std::fprintf(stderr, "%s\n", report.c_str());
@@ -143,7 +148,7 @@ inline int watched_wait(MPI_Request& request, MPI_Status* status, const watchdog
                         const wait_site& site) noexcept {
   if (watch.timeout.count() == 0) return MPI_Wait(&request, status);
   const auto started = std::chrono::steady_clock::now();
-  const auto deadline = started + watch.timeout;
+  const auto deadline = deadline_after(watch.timeout);
   for (;;) {
     int done = 0;
     if (const int code = MPI_Test(&request, &done, status); code != MPI_SUCCESS || done != 0) return code;
@@ -160,10 +165,11 @@ inline std::string mpi_error_text(int code) {
 }
 
 // Calls into MPI return codes, not exceptions: the communicators we make are set to
-// MPI_ERRORS_RETURN, and this turns a failure into a transport_error naming the rank and call.
-inline void mpi_check(int code, int rank, const char* call) {
+// MPI_ERRORS_RETURN, and this turns a failure into a transport_error naming the rank and call,
+// and, for a message or a collective, what it was (peer, tag, element count).
+inline void mpi_check(int code, int rank, const char* call, const wait_site& site) {
   if (code != MPI_SUCCESS) {
-    raise<transport_error>(str("rank ", rank, ": ", call, " failed: ", mpi_error_text(code)));
+    raise<transport_error>(str("rank ", rank, ": ", call, " failed for ", describe(site), ": ", mpi_error_text(code)));
   }
 }
 
@@ -226,14 +232,14 @@ class mpi_request {
   void wait() {
     if (request_ == MPI_REQUEST_NULL) return;
     MPI_Status status;
-    detail::mpi_check(detail::watched_wait(request_, &status, watch_, site_), watch_.rank, "MPI_Wait");
+    detail::mpi_check(detail::watched_wait(request_, &status, watch_, site_), watch_.rank, "MPI_Wait", site_);
     record(status);
   }
   bool test() {
     if (request_ == MPI_REQUEST_NULL) return true;
     int done = 0;
     MPI_Status status;
-    detail::mpi_check(MPI_Test(&request_, &done, &status), watch_.rank, "MPI_Test");
+    detail::mpi_check(MPI_Test(&request_, &done, &status), watch_.rank, "MPI_Test", site_);
     if (done) record(status);
     return done != 0;
   }
@@ -293,6 +299,10 @@ class mpi {
   /// A handle on a duplicate of `communicator`. Constructing one is collective over it.
   explicit mpi(const boost::mpi::communicator& communicator, mpi_options options = {})
       : communicator_(communicator, boost::mpi::comm_duplicate), options_(options) {
+    if (options_.timeout < std::chrono::milliseconds::zero()) {
+      detail::raise<usage_error>(detail::str("mpi_options::timeout must be >= 0 (0 turns the watchdog off), got ",
+                                             options_.timeout.count(), " ms"));
+    }
     MPI_Comm_set_errhandler(static_cast<MPI_Comm>(communicator_), MPI_ERRORS_RETURN);
     rank_ = communicator_.rank();
     size_ = communicator_.size();
@@ -330,7 +340,7 @@ class mpi {
     check_peer(destination, "send");
     detail::mpi_check(MPI_Send(data.data(), detail::mpi_count(data.size(), rank_), boost::mpi::get_mpi_datatype<T>(),
                                destination, tag, comm()),
-                      rank_, "MPI_Send");
+                      rank_, "MPI_Send", {"send", destination, tag, data.size(), size_});
   }
   template <arithmetic T>
   void recv(std::span<T> data, int source, int tag) {
@@ -340,10 +350,11 @@ class mpi {
   [[nodiscard]] mpi_request isend(std::span<const T> data, int destination, int tag) {
     check_peer(destination, "send");
     MPI_Request request;
+    const detail::wait_site site{"send", destination, tag, data.size(), size_};
     detail::mpi_check(MPI_Isend(data.data(), detail::mpi_count(data.size(), rank_), boost::mpi::get_mpi_datatype<T>(),
                                 destination, tag, comm(), &request),
-                      rank_, "MPI_Isend");
-    return mpi_request(request, watch_, {"send", destination, tag, data.size(), size_}, MPI_DATATYPE_NULL, true);
+                      rank_, "MPI_Isend", site);
+    return mpi_request(request, watch_, site, MPI_DATATYPE_NULL, true);
   }
   template <arithmetic T>
   [[nodiscard]] mpi_request irecv(std::span<T> data, int source, int tag) {
@@ -442,14 +453,14 @@ class mpi {
   // (MPI-3), waited on under the watchdog.
   template <class Blocking, class Start>
   void run_collective(const char* call, const char* name, std::size_t count, Blocking blocking, Start start) {
+    const detail::wait_site site{name, detail::no_peer, any_tag, count, size_};
     if (!watched()) {
-      detail::mpi_check(blocking(), rank_, call);
+      detail::mpi_check(blocking(), rank_, call, site);
       return;
     }
     MPI_Request request;
-    detail::mpi_check(start(&request), rank_, call);
-    const detail::wait_site site{name, detail::no_peer, any_tag, count, size_};
-    detail::mpi_check(detail::watched_wait(request, MPI_STATUS_IGNORE, watch_, site), rank_, call);
+    detail::mpi_check(start(&request), rank_, call, site);
+    detail::mpi_check(detail::watched_wait(request, MPI_STATUS_IGNORE, watch_, site), rank_, call, site);
   }
 
   void check_peer(int peer, const char* what) const {
@@ -462,10 +473,10 @@ class mpi {
   template <class T>
   mpi_request post_receive(std::span<T> data, int source, int tag, bool exact) {
     MPI_Request request;
+    const detail::wait_site site{"receive", source == MPI_ANY_SOURCE ? any_source : source, tag, data.size(), size_};
     detail::mpi_check(MPI_Irecv(data.data(), detail::mpi_count(data.size(), rank_), boost::mpi::get_mpi_datatype<T>(),
                                 source, tag == any_tag ? MPI_ANY_TAG : tag, comm(), &request),
-                      rank_, "MPI_Irecv");
-    const detail::wait_site site{"receive", source == MPI_ANY_SOURCE ? any_source : source, tag, data.size(), size_};
+                      rank_, "MPI_Irecv", site);
     return mpi_request(request, watch_, site, boost::mpi::get_mpi_datatype<T>(), exact);
   }
 

@@ -4,6 +4,7 @@
 
 #include <switchyard/core/error.hpp>
 
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +20,19 @@ struct message_status {
   int tag = -1;
   std::size_t count = 0;
 };
+
+namespace detail {
+
+// The time `timeout` from now, or the end of the clock when that lies beyond it: a timeout of
+// `std::chrono::milliseconds::max()` waits forever instead of overflowing into the past.
+inline std::chrono::steady_clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  using clock = std::chrono::steady_clock;
+  const clock::time_point now = clock::now();
+  const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - now);
+  return timeout >= room ? clock::time_point::max() : now + timeout;
+}
+
+}  // namespace detail
 
 /// @brief Tag value a receive may name to accept messages that carry any tag.
 inline constexpr int any_tag = -1;
