@@ -24,4 +24,10 @@ TEST_CASE("operations.builtin: sum, min, max and the average's final division") 
   CHECK(ops::average::finalize(7.0f, 2) == 3.5f);
   CHECK(ops::average::finalize(std::int32_t{7}, 2) == 3);
   CHECK(ops::sum{}(std::int8_t{100}, std::int8_t{20}) == std::int8_t{120});
+  // The rank count does not fit the element type: no division by zero, no flipped sign.
+  CHECK(ops::average::finalize(std::uint8_t{200}, 256) == 0);
+  CHECK(ops::average::finalize(std::uint8_t{200}, 100) == 2);
+  CHECK(ops::average::finalize(std::int8_t{100}, 128) == 0);
+  CHECK(ops::average::finalize(std::int8_t{-100}, 50) == -2);
+  CHECK(ops::average::finalize(std::uint64_t{1} << 63, 1 << 30) == std::uint64_t{1} << 33);
 }

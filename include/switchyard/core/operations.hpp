@@ -40,7 +40,12 @@ struct max {
 struct average : sum {
   template <class T>
   static constexpr T finalize(T total, int ranks) noexcept {
-    return static_cast<T>(total / static_cast<T>(ranks));
+    if constexpr (std::is_integral_v<T>) {
+      // In a type that holds the rank count: 256 ranks are 0 as a uint8_t, 128 are -128 as an int8_t.
+      return static_cast<T>(static_cast<std::common_type_t<T, long long>>(total) / ranks);
+    } else {
+      return static_cast<T>(total / static_cast<T>(ranks));
+    }
   }
 };
 
