@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Kills examples/fashion_mnist with SIGKILL after its first checkpoint, resumes it with --resume,
 and checks that it ends where the same run uninterrupted ends; then that a corrupted checkpoint
-and one of another model are refused with a message and a non-zero status.
+and one of another model or strategy are refused with a message and a non-zero status.
 
 The run is a Strategy Switch from a synchronous parameter server to all-reduce after epoch 2:
 both stages repeat bit for bit, so the final accuracies must be equal (the issue asks for 0.5
@@ -51,14 +51,17 @@ with tempfile.TemporaryDirectory() as work:
     print(f"uninterrupted {a['test_accuracy']:.6f}, killed and resumed {b['test_accuracy']:.6f}")
     assert difference == 0.0, (a, b)
 
-    def refused(extra, message):
-        r = subprocess.run([binary, *settings, "--checkpoint", checkpoints, "--resume", *extra],
+    def refused(extra, message, run_settings=settings):
+        r = subprocess.run([binary, *run_settings, "--checkpoint", checkpoints, "--resume", *extra],
                            capture_output=True, text=True)
         assert r.returncode != 0, (extra, r.stdout)
         assert message in r.stderr, (message, r.stderr)
         assert "final test accuracy" not in r.stdout, r.stdout  # no training ran
 
     refused(["--model", "cnn"], "is for another model: 'mlp'")
+    swapped = list(settings)  # the same stages in the other order
+    swapped[swapped.index("--first") + 1], swapped[swapped.index("--second") + 1] = "allreduce", "ps"
+    refused([], "was written by strategy 'ps>allreduce', this run's strategy is 'allreduce>ps'", swapped)
     data = bytearray(open(checkpoint, "rb").read())
     data[len(data) // 2] ^= 0x40
     open(checkpoint, "wb").write(bytes(data))

@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   detail::put_le(file.data() + 16, payload.size(), 8);
   file.insert(file.end(), payload.begin(), payload.end());
   try {
-    const switchyard::train::model_fingerprint expected{"mlp", 4, sizeof(float)};
+    // What the seed corpus holds, so that mutations of it get past the model check.
+    const switchyard::train::model_fingerprint expected{"mlp", 4, sizeof(float), "dense 1x2"};
     const auto c = switchyard::train::load<float>(file, "fuzz input", expected);
     if (c.state.parameters.size() != expected.parameters || c.state.optimizer.size != expected.parameters) {
       std::abort();

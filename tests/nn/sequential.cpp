@@ -1,10 +1,13 @@
 // Tests of nn/sequential.hpp: arena layout and views, seeding, the Model semantics (overwrite,
-// evaluation leaves the arenas alone), copies and moves, a full gradient check, and errors.
+// evaluation leaves the arenas alone), copies and moves, a full gradient check, the layout
+// description, and errors.
 #include "switchyard/nn/sequential.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,6 +36,42 @@ template <class T>
 std::vector<T> copy_of(std::span<const T> values) {
   return {values.begin(), values.end()};
 }
+
+// A layer of a user's without describe(): one scale factor for all its inputs.
+class scale {
+ public:
+  using value_type = float;
+  nn::feature_shape configure(nn::feature_shape in) {
+    size_ = in.size();
+    return in;
+  }
+  [[nodiscard]] std::size_t parameter_count() const noexcept { return 1; }
+  void bind(std::span<float> params, std::span<float> grads) noexcept {
+    params_ = params;
+    grads_ = grads;
+  }
+  void initialize(nn::portable_rng&) noexcept { params_[0] = 1.0f; }
+  std::span<const float> forward(std::span<const float> x, std::size_t n) {
+    input_.assign(x.begin(), x.end());
+    output_.resize(n * size_);
+    for (std::size_t i = 0; i < output_.size(); ++i) output_[i] = params_[0] * x[i];
+    return output_;
+  }
+  std::span<const float> backward(std::span<const float> dy, std::size_t, bool propagate) {
+    grads_[0] = 0.0f;
+    for (std::size_t i = 0; i < dy.size(); ++i) grads_[0] += dy[i] * input_[i];
+    if (!propagate) return {};
+    input_gradient_.resize(dy.size());
+    for (std::size_t i = 0; i < dy.size(); ++i) input_gradient_[i] = params_[0] * dy[i];
+    return input_gradient_;
+  }
+
+ private:
+  std::size_t size_ = 0;
+  std::span<float> params_, grads_;
+  std::vector<float> input_, output_, input_gradient_;
+};
+static_assert(nn::layer<scale>);
 
 }  // namespace
 
@@ -111,6 +150,17 @@ TEST_CASE("sequential.copies_rebind_and_moves_keep_the_arenas") {
   auto moved = std::move(model);
   CHECK(moved.parameters().data() == arena);
   CHECK(moved.evaluate(batch.view()).loss_sum == before);
+}
+
+TEST_CASE("sequential.layout: each layer's kind and sizes, in order") {
+  CHECK(small_model<float>(1).layout() == "conv2d 3x3 1->2, relu, max_pool 2, flatten, dense 8x3");
+  const nn::sequential strided{1, nn::feature_shape{8, 8, 3}, nn::conv2d{3, 4, 3, 2, 1}, nn::flatten{},
+                               nn::dense{64, 5}};
+  CHECK(strided.layout() == "conv2d 3x3 3->4 stride 2 padding 1, flatten, dense 64x5");
+  // A layer without describe() still counts its parameters.
+  const nn::sequential custom{1, nn::feature_shape{1, 1, 4}, scale{}, nn::dense{4, 2}};
+  CHECK(custom.layout() == "layer of 1 parameter, dense 4x2");
+  CHECK(custom.parameters().size() == 11);
 }
 
 TEST_CASE("sequential.rejects_bad_batches_and_models") {

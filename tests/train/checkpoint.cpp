@@ -29,6 +29,7 @@
 #include <switchyard/trigger/loss_plateau.hpp>
 #include <vector>
 
+#include "../nn/logistic_regression.hpp"
 #include "fixtures.hpp"
 
 namespace sy = switchyard;
@@ -73,6 +74,9 @@ struct run {
 };
 
 constexpr std::size_t epochs = 5;
+
+// A synchronous parameter server repeats bit for bit, so the whole chain can be compared exactly.
+using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
 
 // Trains the small mlp for `epochs` epochs with a checkpoint after every one into `directory`;
 // `kill_in` > 0 ends the run at step 2 of that epoch; `resume` continues from the checkpoint.
@@ -140,6 +144,7 @@ sy::train::checkpoint<float> sample_checkpoint() {
   optimizer.rewarm(10);
   sy::train::checkpoint<float> c;
   c.model = sy::train::fingerprint(model, "mlp-8-8");
+  c.strategy = "ps>allreduce";
   c.state.epoch = 3;
   c.state.seed = 17;
   c.state.wall_seconds = 1.25;
@@ -166,6 +171,8 @@ TEST_CASE("checkpoint.round_trip: every field comes back, from a file and from b
        {sy::train::load<float>(file, c.model),
         sy::train::load<float>(std::as_bytes(std::span(bytes.data(), bytes.size())), "bytes", c.model)}) {
     CHECK(back.model == c.model);
+    CHECK(back.model.layout == "flatten, dense 64x256, relu, dense 256x128, relu, dense 128x4");
+    CHECK(back.strategy == "ps>allreduce");
     CHECK(back.state.epoch == 3);
     CHECK(back.state.seed == 17);
     CHECK(back.state.wall_seconds == 1.25);
@@ -224,7 +231,7 @@ TEST_CASE("checkpoint.refused: each bad file is refused with what is wrong with 
   SUBCASE("another format version") {
     std::vector<char> bytes = good;
     bytes[8] = 7;
-    refused(bytes, "has format version 7; this build reads version 1");
+    refused(bytes, "has format version 7; this build reads version 2");
   }
   SUBCASE("not a checkpoint") {
     std::vector<char> bytes = good;
@@ -238,6 +245,31 @@ TEST_CASE("checkpoint.refused: each bad file is refused with what is wrong with 
     CHECK_THROWS_WITH_AS(sy::train::load<float>(bad, c.model),
                          doctest::Contains("is for another model: 'cnn' with 50052 parameters of 4 bytes, this run "
                                            "has 'mlp-8-8' with 50052 parameters of 4 bytes"),
+                         sy::data_error);
+  }
+  SUBCASE("the same parameter count in other layers") {
+    // 65*5 + 6*4 = 349 = 65*5 + 6*2 + 3*4 parameters.
+    sy::nn::sequential wide{1, sy::nn::feature_shape{8, 8, 1}, sy::nn::flatten{}, sy::nn::dense{64, 5}, sy::nn::relu{},
+                            sy::nn::dense{5, 4}};
+    sy::nn::sequential deep{1, sy::nn::feature_shape{8, 8, 1}, sy::nn::flatten{}, sy::nn::dense{64, 5}, sy::nn::relu{},
+                            sy::nn::dense{5, 2}, sy::nn::relu{}, sy::nn::dense{2, 4}};
+    REQUIRE(wide.parameters().size() == deep.parameters().size());
+    sy::train::checkpoint<float> other = c;
+    other.model = sy::train::fingerprint(wide, "small");
+    sy::train::save(bad, other);
+    CHECK_THROWS_WITH_AS(sy::train::load<float>(bad, sy::train::fingerprint(deep, "small")),
+                         doctest::Contains("is for another model: 'small' with 349 parameters of 4 bytes, this run has "
+                                           "'small' with 349 parameters of 4 bytes; the layouts differ at layer 4: "
+                                           "'dense 5x4' in the checkpoint, 'dense 5x2' in this run"),
+                         sy::data_error);
+  }
+  SUBCASE("a model without a layout") {
+    sy::train::checkpoint<float> other = c;
+    other.model.layout.clear();
+    sy::train::save(bad, other);
+    CHECK_THROWS_WITH_AS(sy::train::load<float>(bad, c.model),
+                         doctest::Contains("; the layouts differ at layer 1: no layout in the checkpoint, 'flatten' in "
+                                           "this run"),
                          sy::data_error);
   }
   SUBCASE("a missing file") {
@@ -288,27 +320,112 @@ TEST_CASE("checkpoint.refused: a payload with a valid checksum that claims more 
                   sy::data_error);
 }
 
-TEST_CASE("checkpoint.refused: a checkpoint of another strategy is refused before training") {
+TEST_CASE("checkpoint.refused: a checkpoint of another strategy is refused before training" *
+          doctest::timeout(120)) {
   scratch dir("strategy");
+  // Its last checkpoint is taken in the second stage: the signature still names both.
+  const sy::strategy::switch_to written{sync_ps{1}, sy::strategy::all_reduce<>{}, sy::trigger::after_steps{90}};
+  train(4, written, dir.path, 0, false);
+  const fs::path file = sy::train::checkpoint_file(dir.path);
+  sy::nn::mlp model{11, {8, 8, 1}, 4};
+  sy::optim::adam optimizer{model.parameters().size(), 0.01};
+  const sy::train::model_fingerprint fingerprint = sy::train::fingerprint(model, "mlp-8-8");
+  const sy::train::checkpoint<float> c = sy::train::load<float>(file, fingerprint);
+  CHECK(c.strategy == "ps>allreduce");
+
+  // The stages swapped keep their progress in the same bytes: it decodes, and would train the
+  // parameter server where the checkpoint was in all-reduce. Only the signature refuses it.
+  using swapped = sy::strategy::switch_to<sy::strategy::all_reduce<>, sync_ps, sy::trigger::after_steps<>>;
+  swapped decoded{{}, sync_ps{1}, sy::trigger::after_steps{90}};
+  sy::train::decode_progress(decoded, c.strategy_progress, file.string());
+  CHECK(decoded.switched());
+  sy::train::trainer reversed{model, optimizer, swapped{{}, sync_ps{1}, sy::trigger::after_steps{90}}};
+  const std::string expected = file.string() + " was written by strategy 'ps>allreduce', this run's strategy is "
+                                               "'allreduce>ps'";
+  CHECK_THROWS_WITH_AS(sy::train::resume(reversed, file, fingerprint), doctest::Contains(expected.c_str()),
+                       sy::data_error);
+  CHECK_FALSE(reversed.strategy().switched());  // refused before the progress reached the trainer
+
+  sy::train::trainer plain{model, optimizer, sy::strategy::all_reduce<>{}};
+  CHECK_THROWS_WITH_AS(sy::train::resume(plain, file, fingerprint),
+                       doctest::Contains("was written by strategy 'ps>allreduce', this run's strategy is 'allreduce'"),
+                       sy::data_error);
+
+  sy::train::checkpoint<float> of_plain = c;
+  of_plain.strategy = "allreduce";
+  of_plain.strategy_progress.clear();
+  sy::train::save(file, of_plain);
+  sy::train::trainer switching{model, optimizer, written};
+  CHECK_THROWS_WITH_AS(sy::train::resume(switching, file, fingerprint),
+                       doctest::Contains("was written by strategy 'allreduce', this run's strategy is 'ps>allreduce'"),
+                       sy::data_error);
+  CHECK(sy::train::resume(plain, file, fingerprint) == epochs);
+}
+
+namespace {
+
+// A user's strategy names itself and has no stages (examples/custom_policy.cpp's local SGD).
+struct local_sgd {
+  [[nodiscard]] std::string_view name() const noexcept { return "localsgd"; }
+};
+
+}  // namespace
+
+TEST_CASE("checkpoint.signature: a strategy's stages in order, nested chains in parentheses") {
+  using ar = sy::strategy::all_reduce<>;
+  using epochs_1 = sy::trigger::after_epochs<1>;
+  CHECK(sy::train::strategy_signature(ar{}) == "allreduce");
+  CHECK(sy::train::strategy_signature(sync_ps{1}) == "ps");
+  using ps_then_ar = sy::strategy::switch_to<sync_ps, ar, epochs_1>;
+  const ps_then_ar two{sync_ps{1}, ar{}, {}};
+  CHECK(sy::train::strategy_signature(two) == "ps>allreduce");
+  const sy::strategy::switch_to<sync_ps, sy::strategy::switch_to<ar, sync_ps, epochs_1>, epochs_1> three{
+      sync_ps{1}, {ar{}, sync_ps{1}, {}}, {}};
+  CHECK(sy::train::strategy_signature(three) == "ps>allreduce>ps");
+  // The same stages nested in the first stage keep their progress in the same bytes.
+  const sy::strategy::switch_to<ps_then_ar, sync_ps, epochs_1> nested_first{two, sync_ps{1}, {}};
+  CHECK(sy::train::strategy_signature(nested_first) == "(ps>allreduce)>ps");
+  CHECK(sy::train::strategy_signature(local_sgd{}) == "localsgd");
+  CHECK(sy::train::strategy_signature(sy::strategy::switch_to<local_sgd, ar, epochs_1>{}) == "localsgd>allreduce");
+}
+
+TEST_CASE("checkpoint.progress: progress that does not fit the strategy is refused") {
   using chain =
       sy::strategy::switch_to<sy::strategy::all_reduce<>, sy::strategy::all_reduce<>, sy::trigger::after_epochs<2>>;
-  sy::train::checkpoint<float> c = sample_checkpoint();
-  c.strategy_progress.clear();
-  const fs::path file = sy::train::checkpoint_file(dir.path);
-  sy::train::save(file, c);
-  sy::nn::mlp model{3, {8, 8, 1}, 4};
-  sy::optim::adam optimizer{model.parameters().size(), 0.01};
-  sy::train::trainer switching{model, optimizer, chain{}};
-  CHECK_THROWS_WITH_AS(sy::train::resume(switching, file, c.model),
-                       doctest::Contains("does not hold this strategy's progress"), sy::data_error);
-  chain progressed;
-  c.strategy_progress = sy::train::encode_progress(progressed);
-  CHECK_FALSE(c.strategy_progress.empty());
-  sy::train::save(file, c);
-  sy::train::trainer plain{model, optimizer, sy::strategy::all_reduce<>{}};
-  CHECK_THROWS_WITH_AS(sy::train::resume(plain, file, c.model),
+  chain switching;
+  CHECK_THROWS_WITH_AS(sy::train::decode_progress(switching, {}, "file.bin"),
+                       doctest::Contains("checkpoint file.bin does not hold this strategy's progress"), sy::data_error);
+  std::vector<std::uint8_t> bytes = sy::train::encode_progress(switching);
+  REQUIRE_FALSE(bytes.empty());
+  sy::strategy::all_reduce<> plain;
+  CHECK_THROWS_WITH_AS(sy::train::decode_progress(plain, bytes, "file.bin"),
                        doctest::Contains("this strategy keeps none; was it written by a strategy switch?"),
                        sy::data_error);
+  bytes.push_back(0);
+  CHECK_THROWS_WITH_AS(sy::train::decode_progress(switching, bytes, "file.bin"),
+                       doctest::Contains("holds more strategy progress than this strategy has"), sy::data_error);
+}
+
+TEST_CASE("checkpoint.fingerprint: a model's layers when it describes them; without, name and sizes") {
+  sy::nn::mlp model{3, {8, 8, 1}, 4};
+  const sy::train::model_fingerprint mlp = sy::train::fingerprint(model, "mlp-8-8");
+  CHECK(mlp.parameters == 50052);
+  CHECK(mlp.element_bytes == 4);
+  CHECK(mlp.layout == "flatten, dense 64x256, relu, dense 256x128, relu, dense 128x4");
+  // The user model of docs/models.md has no layout(): its checkpoints load as before.
+  scratch dir("fingerprint");
+  logistic_regression user{64, 4};
+  sy::optim::adam optimizer{user.parameters().size(), 0.01};
+  sy::train::checkpoint<float> c;
+  c.model = sy::train::fingerprint(user, "logistic");
+  CHECK(c.model.layout.empty());
+  CHECK(c.model.parameters == 260);
+  c.strategy = "allreduce";
+  c.state.parameters.assign(user.parameters().begin(), user.parameters().end());
+  c.state.optimizer = optimizer.export_state();
+  const fs::path file = sy::train::checkpoint_file(dir.path);
+  sy::train::save(file, c);
+  CHECK(sy::train::load<float>(file, c.model).model == c.model);
 }
 
 TEST_CASE("checkpoint.progress: a switch chain's stage and trigger states round-trip") {
@@ -352,9 +469,6 @@ TEST_CASE("checkpoint.resume.allreduce.1rank: killed in epoch 4, resumed, equal 
 TEST_CASE("checkpoint.resume.allreduce.3ranks: killed in epoch 3, resumed, equal to the bit" * doctest::timeout(120)) {
   check_resume(3, sy::strategy::all_reduce<>{}, 3, "ar3");
 }
-
-// A synchronous parameter server repeats bit for bit, so the whole chain can be compared exactly.
-using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
 
 TEST_CASE("checkpoint.resume.switch.before: killed in the first stage, resumed there, switches at its step" *
           doctest::timeout(120)) {

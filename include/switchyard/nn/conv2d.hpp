@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "switchyard/core/error.hpp"
@@ -63,6 +64,15 @@ class conv2d {
   }
 
   [[nodiscard]] std::size_t parameter_count() const noexcept { return (patch() + 1) * outputs_; }
+  /// `"conv2d 5x5 1->32"`, then `" stride 2"`, `" padding 1"` when not 1 and 0: its part of
+  /// `nn::sequential::layout()`.
+  [[nodiscard]] std::string describe() const {
+    std::string d = "conv2d " + std::to_string(kernel_) + "x" + std::to_string(kernel_) + " " +
+                    std::to_string(inputs_) + "->" + std::to_string(outputs_);
+    if (stride_ != 1) d += " stride " + std::to_string(stride_);
+    if (padding_ != 0) d += " padding " + std::to_string(padding_);
+    return d;
+  }
 
   void bind(std::span<T> params, std::span<T> grads) noexcept {
     params_ = params;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "switchyard/core/error.hpp"
@@ -49,6 +50,10 @@ class dense {
   }
 
   [[nodiscard]] std::size_t parameter_count() const noexcept { return (inputs_ + 1) * outputs_; }
+  /// `"dense 784x256"`: its part of `nn::sequential::layout()`.
+  [[nodiscard]] std::string describe() const {
+    return "dense " + std::to_string(inputs_) + "x" + std::to_string(outputs_);
+  }
 
   void bind(std::span<T> params, std::span<T> grads) noexcept {
     params_ = params;

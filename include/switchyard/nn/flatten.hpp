@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 
 #include "switchyard/nn/layer.hpp"
 #include "switchyard/nn/rng.hpp"
@@ -25,6 +26,8 @@ class flatten {
 
   feature_shape configure(feature_shape in) const noexcept { return {1, 1, in.size()}; }
   [[nodiscard]] std::size_t parameter_count() const noexcept { return 0; }
+  /// `"flatten"`: its part of `nn::sequential::layout()`.
+  [[nodiscard]] std::string describe() const { return "flatten"; }
   void bind(std::span<T>, std::span<T>) noexcept {}
   void initialize(portable_rng&) noexcept {}
   std::span<const T> forward(std::span<const T> x, std::size_t) const noexcept { return x; }

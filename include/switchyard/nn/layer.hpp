@@ -49,6 +49,9 @@ struct feature_shape {
 /// with dLoss/dparams, and returns dLoss/dx, or an empty span when `propagate` is false (layers
 /// with no parameters before them skip that work). Buffers are sized for the largest batch seen, so a fixed batch
 /// size allocates nothing after the first call. `bind` is called again when the model is copied.
+///
+/// Optional: `std::string d = cl.describe();`, the layer's kind and sizes (`"dense 784x256"`), for
+/// `nn::sequential::layout()`; without it the layer appears as `"layer of K parameters"`.
 template <class L>
 concept layer = requires { typename L::value_type; } &&
     requires(L& l, const L& cl, feature_shape in, std::span<typename L::value_type> arena,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "switchyard/core/error.hpp"
@@ -48,6 +49,8 @@ class max_pool {
     return out_;
   }
   [[nodiscard]] std::size_t parameter_count() const noexcept { return 0; }
+  /// `"max_pool 2"`: its part of `nn::sequential::layout()`.
+  [[nodiscard]] std::string describe() const { return "max_pool " + std::to_string(window_); }
   void bind(std::span<T>, std::span<T>) noexcept {}
   void initialize(portable_rng&) noexcept {}
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "switchyard/nn/layer.hpp"
@@ -25,6 +26,8 @@ class relu {
     return in;
   }
   [[nodiscard]] std::size_t parameter_count() const noexcept { return 0; }
+  /// `"relu"`: its part of `nn::sequential::layout()`.
+  [[nodiscard]] std::string describe() const { return "relu"; }
   void bind(std::span<T>, std::span<T>) noexcept {}
   void initialize(portable_rng&) noexcept {}
 

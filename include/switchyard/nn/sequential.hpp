@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -136,10 +137,30 @@ class sequential {
   [[nodiscard]] feature_shape input_shape() const noexcept { return input_; }
   /// The number of classes (outputs of the last layer).
   [[nodiscard]] std::size_t classes() const noexcept { return loss_.classes(); }
+  /// The layers in order, each as its `describe()` gives it, joined by ", " (`nn::mlp` on 28x28
+  /// images: `"flatten, dense 784x256, relu, dense 256x128, relu, dense 128x10"`); a layer without
+  /// `describe()` is `"layer of K parameters"`. Part of a checkpoint's model fingerprint, so two
+  /// models with equal parameter counts but other shapes are told apart.
+  [[nodiscard]] std::string layout() const {
+    std::string joined;
+    std::apply([&](const auto&... each) { ((joined += describe(each) + ", "), ...); }, layers_);
+    joined.resize(joined.size() - 2);  // the last ", "
+    return joined;
+  }
 
  private:
   static constexpr std::size_t layer_count = sizeof...(Layers);
   static constexpr auto indices() { return std::make_index_sequence<layer_count>{}; }
+
+  template <class Layer>
+  static std::string describe(const Layer& l) {
+    if constexpr (requires { { l.describe() } -> std::convertible_to<std::string>; }) {
+      return l.describe();
+    } else {
+      const std::size_t count = l.parameter_count();
+      return "layer of " + std::to_string(count) + (count == 1 ? " parameter" : " parameters");
+    }
+  }
 
   /// Chains the layers' shapes and records the arena offsets; returns the number of classes.
   std::size_t configure(feature_shape input) {

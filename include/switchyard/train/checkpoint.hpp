@@ -12,6 +12,7 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 #include <cerrno>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -32,11 +33,15 @@
 namespace switchyard::train {
 
 /// @brief What a checkpoint must match to be resumed into a model: a name the program gives the
-/// architecture (`"mlp"`, `"cnn"`), the number of parameters and their size in bytes.
+/// architecture (`"mlp"`, `"cnn"`), the number of parameters, their size in bytes, and the shapes
+/// of the layers when the model describes them.
 struct model_fingerprint {
   std::string name;
   std::uint64_t parameters = 0;
   std::uint32_t element_bytes = 0;
+  /// The model's `layout()` (`nn::sequential`'s: `"flatten, dense 64x256, relu, dense 256x4"`), or
+  /// empty for a model without one. Compared like the rest: empty matches only empty.
+  std::string layout;
 
   friend bool operator==(const model_fingerprint&, const model_fingerprint&) = default;
 };
@@ -46,18 +51,41 @@ void serialize(Archive& archive, model_fingerprint& f, const unsigned int /*vers
   serialize_sequence(archive, f.name);
   archive& f.parameters;
   archive& f.element_bytes;
+  serialize_sequence(archive, f.layout);
 }
 
-/// The fingerprint of `model` under `name`.
+/// The fingerprint of `model` under `name`, with `model.layout()` when the model has one.
 template <class Model>
 [[nodiscard]] model_fingerprint fingerprint(Model& model, std::string name) {
   using element = typename decltype(model.parameters())::value_type;
-  return {std::move(name), model.parameters().size(), static_cast<std::uint32_t>(sizeof(element))};
+  model_fingerprint f{std::move(name), model.parameters().size(), static_cast<std::uint32_t>(sizeof(element)), {}};
+  if constexpr (requires {
+                  { model.layout() } -> std::convertible_to<std::string>;
+                }) {
+    f.layout = model.layout();
+  }
+  return f;
 }
 
-/// @brief One checkpoint: the model it belongs to, the training state between two epochs, and
-/// the strategy's own progress (a switch chain's stage and trigger state), encoded by
-/// `encode_progress` (empty for strategies without progress: all-reduce, parameter server).
+/// @brief The names of the strategy's stages in order, which a checkpoint must match to be resumed
+/// under `strategy`: `"allreduce"` for a plain strategy (its `name()`), `"ps>allreduce"` for a
+/// `switch_to` (recursing through `first()` and `second()`), `"ps>allreduce>ps"` for a chain
+/// nested in its second stage and `"(ps>allreduce)>ps"` for one nested in its first (the two chains
+/// keep their progress in the same bytes, so the signature tells them apart).
+///
+/// Unlike `name()` of a switch, it does not change with the active stage. Triggers and options
+/// are not part of it: a run may be resumed with other thresholds.
+/// @code
+/// switchyard::strategy::switch_to ps_then_ar{ps, ar, switchyard::trigger::after_epochs{3}};
+/// switchyard::train::strategy_signature(ps_then_ar);   // "ps>allreduce"
+/// @endcode
+template <class Strategy>
+[[nodiscard]] std::string strategy_signature(const Strategy& strategy);
+
+/// @brief One checkpoint: the model it belongs to, the signature of the strategy that wrote it
+/// (`strategy_signature`), the training state between two epochs, and the strategy's own progress
+/// (a switch chain's stage and trigger state), encoded by `encode_progress` (empty for strategies
+/// without progress: all-reduce, parameter server).
 ///
 /// On disk: a 24-byte header (`"SWYDCKPT"`, the format version, the payload's length and its
 /// CRC-32, little-endian), then the payload, a Boost.Serialization binary archive of this struct
@@ -65,16 +93,18 @@ template <class Model>
 /// sequence in it goes through `serialize_sequence`, so no count can claim more than the payload.
 /// @tparam T the element type of the parameters (default `float`).
 /// @code
-/// switchyard::train::checkpoint<float> c{switchyard::train::fingerprint(model, "mlp"), state, {}};
+/// switchyard::train::checkpoint<float> c{switchyard::train::fingerprint(model, "mlp"), "allreduce", state, {}};
 /// switchyard::train::save("run/checkpoint.bin", c);
 /// auto back = switchyard::train::load<float>("run/checkpoint.bin", c.model);
 /// @endcode
 template <class T = float>
 struct checkpoint {
-  /// The format this build writes and the only one it reads.
-  static constexpr std::uint32_t format_version = 1;
+  /// The format this build writes and the only one it reads (version 2 added the strategy
+  /// signature and the model's layout).
+  static constexpr std::uint32_t format_version = 2;
 
   model_fingerprint model;
+  std::string strategy;
   training_state<T> state;
   std::vector<std::uint8_t> strategy_progress;
 };
@@ -82,6 +112,7 @@ struct checkpoint {
 template <class Archive, class T>
 void serialize(Archive& archive, checkpoint<T>& c, const unsigned int /*version*/) {
   archive& c.model;
+  serialize_sequence(archive, c.strategy);
   archive& c.state;
   serialize_sequence(archive, c.strategy_progress);
 }
@@ -131,7 +162,8 @@ void write_checkpoints(Trainer& trainer, std::filesystem::path directory, model_
 /// Makes the next `trainer.fit` continue from the checkpoint file `path` (every rank reads it):
 /// restores the strategy's progress and hands the state to `trainer.resume_from`. Returns the
 /// epoch the checkpoint was taken after. Raises `data_error` for a file that cannot be resumed,
-/// before any training.
+/// before any training: one `load` refuses, or one written by a strategy of another
+/// `strategy_signature` (refused before the trainer is changed).
 template <class Trainer>
 std::uint64_t resume(Trainer& trainer, const std::filesystem::path& path, const model_fingerprint& model);
 
@@ -178,6 +210,34 @@ inline bool write_all(int fd, std::span<const std::byte> bytes) {
 
 [[noreturn]] inline void raise_checkpoint_io(const std::filesystem::path& path, std::string_view doing, int error) {
   detail::raise<data_error>(detail::str("checkpoint ", path.string(), ": cannot ", doing, ": ", std::strerror(error)));
+}
+
+// The first layer where two layouts differ, for the message refusing another model: a whole
+// layout can run to hundreds of characters, and a loaded one to any length.
+inline std::string layout_difference(std::string_view saved, std::string_view expected) {
+  constexpr std::string_view separator = ", ";
+  constexpr std::size_t shown = 80;
+  const auto layers = [&](std::string_view layout) {
+    std::vector<std::string_view> each;
+    while (!layout.empty()) {
+      const std::size_t end = layout.find(separator);
+      each.push_back(layout.substr(0, end));
+      layout = end == std::string_view::npos ? std::string_view() : layout.substr(end + separator.size());
+    }
+    return each;
+  };
+  const std::vector<std::string_view> a = layers(saved);
+  const std::vector<std::string_view> b = layers(expected);
+  std::size_t at = 0;
+  while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
+  const auto layer = [&](const std::vector<std::string_view>& each) {
+    if (each.empty()) return std::string("no layout");
+    if (at >= each.size()) return std::string("none");
+    const std::string_view text = each[at];
+    return text.size() <= shown ? detail::str("'", text, "'") : detail::str("'", text.substr(0, shown), "...'");
+  };
+  return detail::str("the layouts differ at layer ", at + 1, ": ", layer(a), " in the checkpoint, ", layer(b),
+                     " in this run");
 }
 
 }  // namespace switchyard::detail
@@ -271,10 +331,13 @@ checkpoint<T> load(std::span<const std::byte> bytes, std::string_view name, cons
         detail::str("checkpoint ", name, " is corrupted: its payload does not decode (", e.what(), ")"));
   }
   if (c.model != expected) {
+    const std::string layouts = c.model.layout == expected.layout
+                                    ? std::string()
+                                    : "; " + detail::layout_difference(c.model.layout, expected.layout);
     detail::raise<data_error>(detail::str("checkpoint ", name, " is for another model: '", c.model.name, "' with ",
                                           c.model.parameters, " parameters of ", c.model.element_bytes,
                                           " bytes, this run has '", expected.name, "' with ", expected.parameters,
-                                          " parameters of ", expected.element_bytes, " bytes"));
+                                          " parameters of ", expected.element_bytes, " bytes", layouts));
   }
   if (c.state.parameters.size() != c.model.parameters || c.state.optimizer.size != c.model.parameters) {
     detail::raise<data_error>(detail::str("checkpoint ", name, " is corrupted: ", c.state.parameters.size(),
@@ -298,6 +361,29 @@ checkpoint<T> load(const std::filesystem::path& path, const model_fingerprint& e
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) detail::raise_checkpoint_io(path, "read it", errno);
   return load<T>(std::as_bytes(std::span(bytes.data(), bytes.size())), path.string(), expected);
+}
+
+template <class Strategy>
+std::string strategy_signature(const Strategy& strategy) {
+  if constexpr (requires {
+                  strategy.first();
+                  strategy.second();
+                }) {
+    std::string first = strategy_signature(strategy.first());
+    if constexpr (requires {
+                    strategy.first().first();
+                    strategy.first().second();
+                  }) {
+      first = "(" + first + ")";
+    }
+    return first + ">" + strategy_signature(strategy.second());
+  } else {
+    static_assert(requires {
+                    { strategy.name() } -> std::convertible_to<std::string_view>;
+                  }, "a checkpointed strategy needs a const name() (or, for a chain of stages, first() and second()): "
+                     "see train/strategy.hpp");
+    return std::string(std::string_view(strategy.name()));
+  }
 }
 
 template <class Strategy>
@@ -343,21 +429,27 @@ void decode_progress(Strategy& strategy, std::span<const std::uint8_t> bytes, st
 template <class Trainer>
 void write_checkpoints(Trainer& trainer, std::filesystem::path directory, model_fingerprint model) {
   using T = typename Trainer::parameter_type;
-  trainer.on_checkpoint(
-      [&trainer, directory = std::move(directory), model = std::move(model)](const training_state<T>& state) {
-        std::error_code error;
-        std::filesystem::create_directories(directory, error);
-        if (error) {
-          detail::raise<data_error>(
-              detail::str("checkpoint directory ", directory.string(), ": cannot create it: ", error.message()));
-        }
-        save(checkpoint_file(directory), checkpoint<T>{model, state, encode_progress(trainer.strategy())});
-      });
+  trainer.on_checkpoint([&trainer, directory = std::move(directory), model = std::move(model),
+                         signature = strategy_signature(trainer.strategy())](const training_state<T>& state) {
+    std::error_code error;
+    std::filesystem::create_directories(directory, error);
+    if (error) {
+      detail::raise<data_error>(
+          detail::str("checkpoint directory ", directory.string(), ": cannot create it: ", error.message()));
+    }
+    save(checkpoint_file(directory), checkpoint<T>{model, signature, state, encode_progress(trainer.strategy())});
+  });
 }
 
 template <class Trainer>
 std::uint64_t resume(Trainer& trainer, const std::filesystem::path& path, const model_fingerprint& model) {
   checkpoint<typename Trainer::parameter_type> c = load<typename Trainer::parameter_type>(path, model);
+  // Before decode_progress: chains of other stages can keep their progress in the same bytes.
+  const std::string signature = strategy_signature(trainer.strategy());
+  if (c.strategy != signature) {
+    detail::raise<data_error>(detail::str("checkpoint ", path.string(), " was written by strategy '", c.strategy,
+                                          "', this run's strategy is '", signature, "'"));
+  }
   decode_progress(trainer.strategy(), c.strategy_progress, path.string());
   const std::uint64_t epoch = c.state.epoch;
   trainer.resume_from(std::move(c.state));
