@@ -449,6 +449,12 @@ TEST_CASE("checkpoint.progress: a switch chain's stage and trigger states round-
   REQUIRE(trained.switched());
   outer restored;
   const std::vector<std::uint8_t> bytes = sy::train::encode_progress(trained);
+  // Cut short inside the inner switch's part: refused, and the outer switch's fields, read before
+  // the cut, are not left behind.
+  const std::vector<std::uint8_t> cut(bytes.begin(), bytes.end() - 4);
+  CHECK_THROWS_AS(sy::train::decode_progress(restored, cut, "cut.bin"), sy::data_error);
+  CHECK_FALSE(restored.switched());
+  CHECK(restored.switched_after_batches() == std::nullopt);
   sy::train::decode_progress(restored, bytes, "bytes");
   CHECK(restored.switched_after_epoch() == trained.switched_after_epoch());
   CHECK(restored.switched_after_batches() == std::optional<std::uint64_t>(7));

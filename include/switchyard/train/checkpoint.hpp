@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
@@ -27,6 +28,7 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/sequence.hpp>
 #include <switchyard/train/training_state.hpp>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -140,7 +142,8 @@ template <class Strategy>
 [[nodiscard]] std::vector<std::uint8_t> encode_progress(Strategy& strategy);
 
 /// Restores the strategy's progress from `bytes`; raises `data_error` (naming `name`) when they do
-/// not fit this strategy (another chain of stages, or another strategy altogether).
+/// not fit this strategy (another chain of stages, or another strategy altogether), and then leaves
+/// a copyable strategy as it was.
 template <class Strategy>
 void decode_progress(Strategy& strategy, std::span<const std::uint8_t> bytes, std::string_view name);
 
@@ -404,11 +407,17 @@ std::vector<std::uint8_t> encode_progress(Strategy& strategy) {
 template <class Strategy>
 void decode_progress(Strategy& strategy, std::span<const std::uint8_t> bytes, std::string_view name) {
   if constexpr (requires(boost::archive::binary_iarchive & a) { strategy.serialize_progress(a); }) {
+    // Decoded into a copy when the strategy can be copied, so that bytes that fail partway leave
+    // it as it was; a move-only strategy is decoded in place.
+    constexpr bool in_copy = std::copy_constructible<Strategy> && std::is_move_assignable_v<Strategy>;
+    std::optional<Strategy> copy;
+    if constexpr (in_copy) copy.emplace(strategy);
+    Strategy& target = copy ? *copy : strategy;
     std::istringstream in(std::string(bytes.begin(), bytes.end()), std::ios::binary);
     try {
       const sequence_budget_scope budget{bytes.size()};
       boost::archive::binary_iarchive archive(in, boost::archive::no_header);
-      strategy.serialize_progress(archive);
+      target.serialize_progress(archive);
     } catch (const std::exception& e) {
       detail::raise<data_error>(detail::str("checkpoint ", name, " does not hold this strategy's progress (",
                                             bytes.size(), " bytes that do not decode: ", e.what(),
@@ -419,6 +428,7 @@ void decode_progress(Strategy& strategy, std::span<const std::uint8_t> bytes, st
                                             " holds more strategy progress than this strategy has; was it "
                                             "written by another chain of stages?"));
     }
+    if constexpr (in_copy) strategy = std::move(*copy);
   } else if (!bytes.empty()) {
     detail::raise<data_error>(detail::str("checkpoint ", name, " holds ", bytes.size(),
                                           " bytes of strategy progress, this "
