@@ -29,6 +29,7 @@ namespace strategy = sy::strategy;
 namespace trigger = sy::trigger;
 
 using ps = strategy::parameter_server<>;
+using sync_ps = strategy::parameter_server<strategy::consistency::sync>;
 using ar = strategy::all_reduce<>;
 
 static_assert(sy::train::strategy<strategy::switch_to<ps, ar, trigger::after_epochs<2>>, sy::nn::mlp<>,
@@ -304,20 +305,23 @@ TEST_CASE("switch_to.within_epoch.allreduce_then_ps: every worker stops at the s
   check_within(train_within<sw>(3), 92, "allreduce", "ps", 32 + 28);
 }
 
-TEST_CASE("switch_to.within_epoch.last_step: a step trigger that fires at an epoch's last batch switches after it" *
+// Fires between steps only, never on an epoch record.
+struct at_batch {
+  std::uint64_t batches = 120;
+  [[nodiscard]] bool fire(const sy::train::epoch_record&) const { return false; }
+  [[nodiscard]] bool fire_at(const trigger::progress& p) const { return p.batches >= batches; }
+};
+
+TEST_CASE("switch_to.within_epoch.last_step: a trigger that fires at an epoch's last batch switches after it" *
           doctest::timeout(120)) {
-  // 120 batches end epoch 2 exactly, in both orders: the first stage trained epoch 2 whole.
-  const auto check = [](const std::vector<within_run>& runs, const std::string& first, const std::string& second) {
-    for (const within_run& r : runs) {
-      CHECK(r.switched_after_batches == 120u);
-      CHECK(r.switched_after_epoch == 2u);
-      CHECK(r.epoch_stages == std::vector<std::string>{first, first, second});
-      CHECK(r.epoch_steps[1] == 60u);
-      CHECK(r.parameters == runs[0].parameters);
-    }
-  };
-  check(train_within<observed_within<strategy::switch_to<ar, ps, trigger::after_steps<120>>>>(3), "allreduce", "ps");
-  check(train_within<observed_within<strategy::switch_to<ps, ar, trigger::after_steps<120>>>>(3), "ps", "allreduce");
+  // 120 batches end epoch 2 exactly: the first stage trained epoch 2 whole. The trigger never
+  // fires on a record, so the switch after the epoch comes from the step that fired.
+  for (const within_run& r : train_within<observed_within<strategy::switch_to<ar, ps, at_batch>>>(3)) {
+    CHECK(r.switched_after_batches == 120u);
+    CHECK(r.switched_after_epoch == 2u);
+    CHECK(r.epoch_stages == std::vector<std::string>{"allreduce", "allreduce", "ps"});
+    CHECK(r.epoch_steps[1] == 60u);
+  }
 }
 
 TEST_CASE("switch_to.within_epoch.nested_first: a switch inside the first stage hands the rest of its epoch on" *
@@ -330,6 +334,32 @@ TEST_CASE("switch_to.within_epoch.nested_first: a switch inside the first stage 
     CHECK(r.stages == std::vector<std::string>{"allreduce", "allreduce>ps", "ps", "allreduce"});
     CHECK(r.steps == std::vector<std::size_t>{60, 32 + 28, 60, 60});
     CHECK(r.parameters == runs[0].parameters);
+  }
+}
+
+TEST_CASE("switch_to.within_epoch.nested_first.step_trigger: the outer trigger counts every part of the epoch" *
+          doctest::timeout(120)) {
+  using inner = strategy::switch_to<ar, sync_ps, trigger::after_steps<90>>;
+  SUBCASE("the outer trigger fires in the part after the inner switch") {
+    // Epoch 2: all-reduce to batch 32 (92 in all), then the synchronous server's 3 workers; the
+    // outer switch fires at 101, 3 steps in, and all-reduce trains 16 of the 19 batches left.
+    using sw = observed_within<strategy::switch_to<inner, ar, trigger::after_steps<100>>>;
+    for (const within_run& r : train_within<sw>(3)) {
+      CHECK(r.switched_after_batches == 101u);
+      CHECK(r.switched_after_epoch == 1u);
+      CHECK(r.epoch_stages == std::vector<std::string>{"allreduce", "allreduce>ps>allreduce", "allreduce"});
+      CHECK(r.epoch_steps == std::vector<std::size_t>{60, 32 + 9 + 16, 60});
+    }
+  }
+  SUBCASE("both triggers fire at the same step") {
+    // At batch 92 both stop: the outer counts the step's 4 workers, not the 3 of the stage the
+    // inner switch has just set up, and all-reduce trains batches 32 to 59.
+    using sw = observed_within<strategy::switch_to<inner, ar, trigger::after_steps<92>>>;
+    for (const within_run& r : train_within<sw>(3)) {
+      CHECK(r.switched_after_batches == 92u);
+      CHECK(r.epoch_stages == std::vector<std::string>{"allreduce", "allreduce>allreduce", "allreduce"});
+      CHECK(r.epoch_steps == std::vector<std::size_t>{60, 32 + 28, 60});
+    }
   }
 }
 

@@ -145,7 +145,7 @@ class switch_to {
       if constexpr (requires { first_.stop_when(std::function<bool(std::size_t)>{}); }) {
         if (!switched()) {
           first_.stop_when([this](std::size_t handed_out) {
-            return static_cast<bool>(trigger_.fire_at(trigger::progress{trained_ + handed_out}));
+            return static_cast<bool>(trigger_.fire_at(trigger::progress{trained_ + epoch_trained_ + handed_out}));
           });
         }
       }
@@ -165,7 +165,7 @@ class switch_to {
       if (!assigns(first_)) {
         ++part_steps_;
         const std::uint64_t batches = part_steps_ * first_.worker_count(t);
-        if (!stopping_ && trigger_.fire_at(trigger::progress{trained_ + batches})) {
+        if (!stopping_ && trigger_.fire_at(trigger::progress{trained_ + epoch_trained_ + batches})) {
           stopping_ = true;
           outcome.last = true;
         }
@@ -184,6 +184,9 @@ class switch_to {
   template <class Transport, class Model, class Optimizer>
   void end_epoch(Transport& t, Model& m, Optimizer& o) {
     const bool first_active = !switched();
+    // Counted before the stage's own end_epoch: a switch nested as the first stage may change its
+    // workers there.
+    const std::uint64_t part_trained = part_steps_ * first_.worker_count(t);
     active([&](auto& s) {
       if constexpr (requires { s.end_epoch(t, m, o); }) s.end_epoch(t, m, o);
     });
@@ -191,19 +194,24 @@ class switch_to {
       if (!first_active) return;
       // Did the stage stop inside the epoch, and after how many of its batches? The workers of
       // a synchronous stage know; of an asynchronous one, the rank that handed out the batches.
-      std::array<std::uint64_t, 2> stopped{stopping_ ? 1u : 0u, stopping_ ? part_steps_ * first_.worker_count(t) : 0};
+      std::array<std::uint64_t, 2> stopped{stopping_ ? 1u : 0u, stopping_ ? part_trained : 0};
       if constexpr (requires { first_.stopped_after(); }) {
         if (const std::optional<std::size_t> handed_out = first_.stopped_after()) stopped = {1, *handed_out};
       }
       collective::allreduce(t, stopped, ops::max{});
-      if (stopped[0] == 0) return;
+      if (stopped[0] == 0) {
+        // A switch nested as the first stage that stopped inside this part: the next part of the
+        // epoch goes on counting from the batches trained so far.
+        if constexpr (requires { first_.resume_at(); }) epoch_trained_ += first_.resume_at().value_or(0);
+        return;
+      }
       if (stopped[1] >= part_batches_) {
         // The stop fell on the part's last batch: the first stage trained the whole epoch, so it
         // switches between epochs, in after_epoch, which counts the epoch.
         switch_pending_ = true;
         return;
       }
-      trained_ += stopped[1];
+      trained_ += epoch_trained_ + stopped[1];
       resume_at_ = static_cast<std::size_t>(stopped[1]);
       switch_now(t, m, o);
     }
@@ -230,6 +238,7 @@ class switch_to {
     active([&](auto& s) {
       if constexpr (requires { s.after_epoch(t, m, o, record); }) s.after_epoch(t, m, o, record);
     });
+    epoch_trained_ = 0;  // the record's steps count every part of the epoch
     if (switched()) return;
     ++epochs_;
     trained_ += record.steps;
@@ -360,6 +369,7 @@ class switch_to {
   std::optional<std::size_t> switched_after_;
   std::size_t epochs_ = 0;           // epochs the first stage trained entirely
   std::uint64_t trained_ = 0;        // batches the first stage trained
+  std::uint64_t epoch_trained_ = 0;  // ... in this epoch's earlier parts (a nested switch stopped)
   // The current part of an epoch.
   std::size_t part_batches_ = 0;     // the batches the trainer plans for it
   std::uint64_t part_steps_ = 0;     // steps of a synchronous first stage, on each worker
