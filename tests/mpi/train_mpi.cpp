@@ -87,21 +87,36 @@ TEST_CASE("mpi.train.parameter_server.async_and_bounded: every process ends with
   }
 }
 
+namespace {
+
+// Trains the small mlp on the quadrant problem for 3 epochs of batches of 8 under the switch
+// `prototype`; `watch(trainer)` runs before training, `examine(trainer, history)` after, and every
+// process's parameters are checked identical.
+template <class Switch, class Watch, class Examine>
+void train_switch(sy::transport::mpi& t, Switch prototype, Watch watch, Examine examine) {
+  const auto data = fixtures::quadrants(480, 7);
+  sy::nn::mlp model{11, {8, 8, 1}, 4};
+  sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+  sy::train::trainer_options options;
+  options.epochs = 3;
+  options.batch_size = 8;
+  sy::train::trainer trainer{model, optimizer, prototype, options};
+  watch(trainer);
+  const sy::train::history h = trainer.fit(t, data, *data);
+  examine(trainer, h);
+  check_identical_everywhere(t, std::vector<float>(model.parameters().begin(), model.parameters().end()));
+}
+
+}  // namespace
+
 TEST_CASE("mpi.train.switch: both orders switch after the same epoch with identical parameters everywhere") {
   sy::transport::mpi t;
   if (t.size() < 2) return;
-  const auto data = fixtures::quadrants(480, 7);
   auto check = [&](auto prototype, const char* second) {
-    sy::nn::mlp model{11, {8, 8, 1}, 4};
-    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
-    sy::train::trainer_options options;
-    options.epochs = 3;
-    options.batch_size = 8;
-    sy::train::trainer trainer{model, optimizer, prototype, options};
-    const sy::train::history h = trainer.fit(t, data, *data);
-    CHECK(trainer.strategy().switched_after_epoch() == 1u);
-    CHECK(h.last().stage == second);
-    check_identical_everywhere(t, std::vector<float>(model.parameters().begin(), model.parameters().end()));
+    train_switch(t, prototype, [](auto&) {}, [&](auto& trainer, const sy::train::history& h) {
+      CHECK(trainer.strategy().switched_after_epoch() == 1u);
+      CHECK(h.last().stage == second);
+    });
   };
   using ps = sy::strategy::parameter_server<>;
   using ar = sy::strategy::all_reduce<>;
@@ -112,22 +127,19 @@ TEST_CASE("mpi.train.switch: both orders switch after the same epoch with identi
 TEST_CASE("mpi.train.switch.within_epoch: a step trigger switches every process after the same batch") {
   sy::transport::mpi t;
   if (t.size() < 2) return;
-  const auto data = fixtures::quadrants(480, 7);
   const auto ranks = static_cast<std::uint64_t>(t.size());
   auto check = [&](auto prototype, std::uint64_t batches, const std::string& stages) {
-    sy::nn::mlp model{11, {8, 8, 1}, 4};
-    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
-    sy::train::trainer_options options;
-    options.epochs = 3;
-    options.batch_size = 8;
-    sy::train::trainer trainer{model, optimizer, prototype, options};
     std::vector<std::pair<std::string, double>> losses;  // this process's steps, in order
-    trainer.on_step([&](const sy::train::step_record& s) { losses.emplace_back(s.stage, s.loss); });
-    const sy::train::history h = trainer.fit(t, data, *data);
-    CHECK(trainer.strategy().switched_after_batches() == batches);
-    CHECK(trainer.strategy().switched_after_epoch() == 1u);
-    CHECK(h.epochs[1].stage == stages);
-    check_identical_everywhere(t, std::vector<float>(model.parameters().begin(), model.parameters().end()));
+    train_switch(
+        t, prototype,
+        [&](auto& trainer) {
+          trainer.on_step([&](const sy::train::step_record& s) { losses.emplace_back(s.stage, s.loss); });
+        },
+        [&](auto& trainer, const sy::train::history& h) {
+          CHECK(trainer.strategy().switched_after_batches() == batches);
+          CHECK(trainer.strategy().switched_after_epoch() == 1u);
+          CHECK(h.epochs[1].stage == stages);
+        });
     // No jump: rank 0 works in both stages; its 4 steps after the switch against the 4 before.
     if (t.rank() != 0 || t.size() < 2) return;
     const std::string second = stages.substr(stages.find('>') + 1);
