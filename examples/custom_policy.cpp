@@ -10,6 +10,7 @@
 #include <switchyard/core/operations.hpp>
 #include <switchyard/data/dataset.hpp>
 #include <switchyard/data/fashion_mnist.hpp>
+#include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/adam.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
@@ -230,6 +231,7 @@ int main(int argc, char** argv) {
                                      : fmt::format("local SGD averaging every {} steps, then all-reduce from {:.1f}% "
                                                    "test accuracy",
                                                    c.period, 100.0 * c.switch_accuracy));
+    const sy::nn::blas_threads_scope blas{1};  // one OpenBLAS thread per rank thread
     const std::vector<rank_result> ranks = sy::transport::run_inproc(c.ranks, [&](sy::transport::inproc& t) {
       if (c.strategy == "local") return train(t, local_sgd{c.period}, c, train_set, *data.test);
       using local_then_all_reduce = sy::strategy::switch_to<local_sgd, sy::strategy::all_reduce<>, accuracy_reached>;

@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   try {
     check_settings(c);
     const auto data = load_data(c);
+    // Once per process, before the ranks start: the budget is process-wide.
+    const sy::nn::blas_threads_scope blas{c.blas_threads};
     run_result result;
     int ranks = c.ranks;
     int rank = 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <switchyard/data/fashion_mnist.hpp>
+#include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/cnn.hpp>
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/adam.hpp>
@@ -67,6 +68,7 @@ struct config {
   std::size_t warmup_steps = 200;
   std::uint64_t seed = 42;
   int blas_threads = 1;
+  bool flush_subnormals = true;
   std::string data_dir;
   std::string log;
   std::string summary;
@@ -249,7 +251,7 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
   options.epochs = c.epochs;
   options.batch_size = c.batch;
   options.seed = c.seed;
-  options.blas_threads = c.blas_threads;
+  options.flush_subnormals = c.flush_subnormals;
   options.progress = t.rank() == 0 && !c.quiet ? &std::cout : nullptr;
   options.checkpoint_every = c.checkpoint_dir.empty() ? 0 : c.checkpoint_every;
   std::optional<sy::train::epoch_log> log;
@@ -388,6 +390,8 @@ inline void add_training_options(CLI::App& app, config& c) {
   app.add_option("--blas-threads", c.blas_threads, "OpenBLAS threads per rank")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  app.add_flag("--no-flush-subnormals{false}", c.flush_subnormals,
+               "Keep subnormal floats instead of flushing them to zero (slow on Intel cores: docs/training.md)");
   app.add_option("--data", c.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
   app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
   app.add_option("--checkpoint", c.checkpoint_dir,

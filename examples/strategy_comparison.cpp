@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<contender> runs = contenders(c, labels, ps_first_trigger, allreduce_first_trigger);
     const auto data = load_data(c);
+    const sy::nn::blas_threads_scope blas{c.blas_threads};  // once per process, before the ranks start
     std::optional<fmt::ostream> table;
     if (!csv.empty()) {
       table.emplace(fmt::output_file(csv));

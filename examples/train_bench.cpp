@@ -1,10 +1,14 @@
 // The training speed benchmark: samples per second of one worker against the bound its GEMMs
 // alone set (OpenBLAS timed on the same shapes, interleaved in the same run), the scaling of
-// all-reduce training from 1 to 2 in-process ranks, and the peak resident memory of a 4-rank run.
-// docs/performance.md ("Training speed") describes the method and records the results.
+// all-reduce training from 1 to 2 in-process ranks, the cost of subnormal floats (an Adam step on
+// subnormal moments, and a long 4-rank Adam run whose moments decay), and the peak resident memory
+// of a 4-rank run. docs/performance.md ("Training speed", "Subnormal floats") describes the method
+// and records the results.
 //
 //   build/examples/train_bench --trials 11 --json train.json
 //   build/examples/train_bench --memory        # only the 4-rank run and its peak RSS
+//   build/examples/train_bench --no-flush-subnormals   # everything with subnormal floats kept
+#include <switchyard/core/floating_point.hpp>
 #include <switchyard/data/batch_loader.hpp>
 #include <switchyard/data/dataset.hpp>
 #include <switchyard/data/fashion_mnist.hpp>
@@ -66,6 +70,9 @@ constexpr int memory_ranks = 4;
 constexpr double target_gemm_fraction = 0.70;
 constexpr double target_scaling = 1.7;
 constexpr double target_peak_megabytes = 300.0;
+constexpr double target_adam_gemm_fraction = 0.6;
+constexpr double target_subnormal_step_ratio = 0.9;
+constexpr double target_last_epoch_ratio = 0.9;
 
 // What the command line sets.
 struct settings {
@@ -77,6 +84,8 @@ struct settings {
   std::string data_dir;
   std::string json;
   bool memory = false;
+  bool flush_subnormals = true;  // as trainer_options::flush_subnormals, for every figure but the Adam step's
+  std::size_t long_epochs = 15;  // the 4-rank Adam run whose last epoch is compared with its second
 };
 
 // One reported figure. Measured figures carry their range over trials; checks against the issue's
@@ -245,8 +254,9 @@ class direct_worker {
       : model_(s.seed), optimizer_(make_optimizer(model_.parameters().size())), loader_(train, s.batch),
         plan_(train->size(), 1, s.batch, s.seed, 1) {}
 
-  // Seconds for `steps` steps.
-  double run(std::size_t steps) {
+  // Seconds for `steps` steps, under the flush mode the trainer would use.
+  double run(std::size_t steps, bool flush_subnormals) {
+    const sy::flush_subnormals_scope flush(flush_subnormals);
     double loss = 0;
     const auto start = bench_clock::now();
     for (std::size_t step = 0; step < steps; ++step) {
@@ -287,6 +297,7 @@ std::pair<sy::train::history, std::vector<step_times>> train_one_epoch(
     options.epochs = 1;
     options.batch_size = s.batch;
     options.seed = s.seed;
+    options.flush_subnormals = s.flush_subnormals;
     sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
     std::vector<double> compute, communicate;
     trainer.on_step([&](const sy::train::step_record& step) {
@@ -321,6 +332,52 @@ trainer_trial run_trainer(int ranks, const settings& s, const std::shared_ptr<co
 }
 
 // ---------------------------------------------------------------------------------------------
+// Subnormal floats
+// ---------------------------------------------------------------------------------------------
+
+// One Adam step over `size` parameters with zero gradients (a border pixel's weights, a dead
+// unit's) from a state whose two moments all hold `moment`: the state is imported again before
+// each step, outside the timed part, so every timed step reads the same moments. Seconds per step,
+// median of `steps`.
+double adam_step_seconds(std::size_t size, float moment, bool flush_subnormals, std::size_t steps) {
+  sy::optim::adam optimizer{size, adam_rate};
+  std::vector<float> parameters(size, 0.5F);
+  const std::vector<float> gradients(size, 0.0F);
+  const sy::optim::optimizer_state<float> seeded{1000, size, {std::vector<float>(size, moment),
+                                                              std::vector<float>(size, moment)}, 1000};
+  std::vector<double> seconds;
+  seconds.reserve(steps);
+  const sy::flush_subnormals_scope flush(flush_subnormals);
+  for (std::size_t step = 0; step < steps; ++step) {
+    optimizer.import_state(seeded);
+    const auto start = bench_clock::now();
+    optimizer.step(parameters, gradients);
+    seconds.push_back(std::chrono::duration<double>(bench_clock::now() - start).count());
+  }
+  return median(std::move(seconds));
+}
+
+// `s.long_epochs` epochs of `memory_ranks` in-process ranks under all_reduce with Adam on the whole
+// training set: the samples/s of every epoch, from the trainer's records.
+template <class Model>
+std::vector<double> long_adam_run(const settings& s, const sy::data::fashion_mnist& fashion) {
+  const std::vector<sy::train::history> histories = sy::transport::run_inproc(memory_ranks, [&](sy::transport::inproc& t) {
+    Model model{s.seed};
+    sy::optim::adam optimizer{model.parameters().size(), adam_rate};
+    sy::train::trainer_options options;
+    options.epochs = s.long_epochs;
+    options.batch_size = s.batch;
+    options.seed = s.seed;
+    options.flush_subnormals = s.flush_subnormals;
+    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+    return trainer.fit(t, fashion.train, *fashion.test);
+  });
+  std::vector<double> rates;
+  for (const sy::train::epoch_record& e : histories.front().epochs) rates.push_back(e.samples_per_second);
+  return rates;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Peak memory, in a process of its own
 // ---------------------------------------------------------------------------------------------
 
@@ -349,6 +406,7 @@ void run_memory(const settings& s, const sy::data::fashion_mnist& fashion) {
 long peak_rss_of_memory_run(const settings& s) {
   std::vector<std::string> args{"/proc/self/exe", "--memory", "--model", s.model, "--batch",
                                 std::to_string(s.batch), "--seed", std::to_string(s.seed)};
+  if (!s.flush_subnormals) args.emplace_back("--no-flush-subnormals");
   if (!s.data_dir.empty()) {
     args.emplace_back("--data");
     args.push_back(s.data_dir);
@@ -448,8 +506,8 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
   for (gemm_shape& shape : gemm_plan(Model{s.seed}, s.batch)) gemms.emplace_back(std::move(shape));
 
   // Warm-up: one trial's worth of everything, not recorded.
-  sgd_worker.run(s.steps);
-  adam_worker.run(s.steps);
+  sgd_worker.run(s.steps, s.flush_subnormals);
+  adam_worker.run(s.steps, s.flush_subnormals);
   for (gemm_runner& g : gemms) g.seconds_per_call(s.steps);
   run_trainer<Model>(1, s, trainer_train, *trainer_test);
   run_trainer<Model>(2, s, trainer_train, *trainer_test);
@@ -457,12 +515,23 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
   // Trial k of every figure runs before trial k + 1 of any, so drift in the load hits all alike.
   const auto trials = static_cast<std::size_t>(s.trials);
   std::vector<double> sgd_rates(trials), adam_rates(trials), one_rank(trials), two_ranks(trials);
+  // An Adam step over the model's parameters on subnormal and on normal moments, flushed (as the
+  // trainer runs by default) and kept: four figures per trial, in us.
+  const std::size_t parameter_count = Model{s.seed}.parameters().size();
+  constexpr std::array<float, 2> moments{1e-39F, 1e-3F};  // subnormal, normal
+  std::array<std::array<std::vector<double>, 2>, 2> adam_step_us;  // [flushed][subnormal]
   // Per rank count and trial: the median step's forward-backward and all-reduce-plus-update, in us.
   std::array<std::vector<double>, 2> compute_us, communicate_us;
   std::vector<std::vector<double>> gemm_seconds(gemms.size(), std::vector<double>(trials));
   for (std::size_t trial = 0; trial < trials; ++trial) {
-    sgd_rates[trial] = samples / sgd_worker.run(s.steps);
-    adam_rates[trial] = samples / adam_worker.run(s.steps);
+    sgd_rates[trial] = samples / sgd_worker.run(s.steps, s.flush_subnormals);
+    adam_rates[trial] = samples / adam_worker.run(s.steps, s.flush_subnormals);
+    for (const bool flushed : {true, false}) {
+      for (std::size_t kind = 0; kind < moments.size(); ++kind) {
+        adam_step_us[flushed ? 0 : 1][kind].push_back(
+            1e6 * adam_step_seconds(parameter_count, moments[kind], flushed, s.steps));
+      }
+    }
     for (std::size_t i = 0; i < gemms.size(); ++i) gemm_seconds[i][trial] = gemms[i].seconds_per_call(s.steps);
     for (const int ranks : {1, 2}) {
       const trainer_trial result = run_trainer<Model>(ranks, s, trainer_train, *trainer_test);
@@ -508,8 +577,28 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
   records.push_back({"fraction of the GEMM bound, sgd", fraction, "ratio", {}, {},
                      fmt::format("single worker >= {:.0f}% of the GEMM bound", 100 * target_gemm_fraction),
                      fraction >= target_gemm_fraction});
-  records.push_back({"fraction of the GEMM bound, adam", median(adam_rates) / (batch / gemm_total_seconds),
-                     "ratio", {}, {}, {}, {}});
+  const double adam_fraction = median(adam_rates) / (batch / gemm_total_seconds);
+  records.push_back({"fraction of the GEMM bound, adam", adam_fraction, "ratio", {}, {},
+                     fmt::format("single worker with adam >= {:.0f}% of the GEMM bound", 100 * target_adam_gemm_fraction),
+                     adam_fraction >= target_adam_gemm_fraction});
+  for (const bool flushed : {true, false}) {
+    const auto& times = adam_step_us[flushed ? 0 : 1];
+    const char* mode = flushed ? "flushed" : "kept";
+    records.push_back(measured(fmt::format("adam step, {} params, subnormal moments, {}", parameter_count, mode),
+                               times[0], "us"));
+    records.push_back(
+        measured(fmt::format("adam step, {} params, normal moments, {}", parameter_count, mode), times[1], "us"));
+    const double ratio = median(times[1]) / median(times[0]);
+    if (flushed) {
+      records.push_back({"adam step speed, subnormal / normal moments, flushed", ratio, "ratio", {}, {},
+                         fmt::format("adam step on subnormal moments >= {:.1f}x the speed on normal ones (default "
+                                     "options)",
+                                     target_subnormal_step_ratio),
+                         ratio >= target_subnormal_step_ratio});
+    } else {
+      records.push_back({"adam step speed, subnormal / normal moments, kept", ratio, "ratio", {}, {}, {}, {}});
+    }
+  }
   records.push_back({"trainer (1 rank) / direct loop, sgd", median(one_rank) / sgd_rate_median, "ratio", {}, {}, {},
                      {}});
   const double scaling = median(two_ranks) / median(one_rank);
@@ -523,6 +612,20 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
     records.push_back({fmt::format("threads, {} rank(s) x BLAS threads", ranks), static_cast<double>(ranks * blas),
                        "threads", {}, {}, fmt::format("{} rank(s) x {} BLAS thread(s) <= {} cores", ranks, blas, cores),
                        ranks * blas <= static_cast<int>(cores)});
+  }
+
+  if (s.long_epochs >= 2) {
+    const std::vector<double> rates = long_adam_run<Model>(s, fashion);
+    for (std::size_t e = 0; e < rates.size(); ++e) {
+      fmt::print("long run: epoch {:2} of {} ({} ranks, all_reduce, adam): {:8.0f} samples/s\n", e + 1, rates.size(),
+                 memory_ranks, rates[e]);
+    }
+    const double ratio = rates.back() / rates[1];
+    records.push_back({fmt::format("{}-rank adam run, epoch {} / epoch 2 samples/s", memory_ranks, rates.size()),
+                       ratio, "ratio", {}, {},
+                       fmt::format("last of {} epochs >= {:.1f}x the samples/s of the second", rates.size(),
+                                   target_last_epoch_ratio),
+                       ratio >= target_last_epoch_ratio});
   }
 
   const long peak = peak_rss_of_memory_run(s);
@@ -556,15 +659,22 @@ int main(int argc, char** argv) {
   app.add_flag("--memory", s.memory,
                "Only train 4 in-process ranks for 1 epoch and print the process's peak RSS (the main mode runs "
                "this in a child process)");
+  app.add_flag("--no-flush-subnormals{false}", s.flush_subnormals,
+               "Keep subnormal floats in every figure but the Adam step's, which measures both modes");
+  app.add_option("--long-epochs", s.long_epochs,
+                 "Epochs of the 4-rank Adam run on the whole training set (last epoch against the second); 0 or 1: "
+                 "skip it")
+      ->capture_default_str();
   bool quick = false;
-  app.add_flag("--quick", quick, "Short run: 20 steps (5 for cnn) and 3 trials unless set explicitly");
+  app.add_flag("--quick", quick, "Short run: 20 steps (5 for cnn), 3 trials and a 2-epoch long run unless set explicitly");
   CLI11_PARSE(app, argc, argv);
   if (app.count("--steps") == 0) s.steps = quick ? (s.model == "cnn" ? 5 : 20) : (s.model == "cnn" ? 20 : 200);
   if (quick && app.count("--trials") == 0) s.trials = 3;
+  if (quick && app.count("--long-epochs") == 0) s.long_epochs = 2;
 
   try {
     const int default_blas_threads = sy::nn::blas_threads();
-    sy::nn::set_blas_threads(1);
+    const sy::nn::blas_threads_scope blas{1};
     const auto fashion = s.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(s.data_dir);
     if (s.memory) {
       if (s.model == "cnn") {
@@ -579,6 +689,8 @@ int main(int argc, char** argv) {
                s.model, s.batch, s.steps, s.trials);
     fmt::print("OpenBLAS: {}; {} threads by default, set to {} per rank; {} hardware threads\n", openblas_get_config(),
                default_blas_threads, sy::nn::blas_threads(), std::thread::hardware_concurrency());
+    fmt::print("subnormal floats: {} (trainer_options::flush_subnormals = {})\n",
+               s.flush_subnormals ? "flushed to zero" : "kept", s.flush_subnormals);
     fmt::print("load average at start: {}\n", load_average());
     if (s.model == "cnn") {
       run_benchmark<sy::nn::cnn<>>(s, fashion);

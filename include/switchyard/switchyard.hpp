@@ -1,5 +1,6 @@
 // The umbrella header: everything switchyard offers whose dependencies the build provides.
-// The core (transports in process, collectives, optimizers) needs only the standard library; the
+// The core (transports in process, collectives, optimizers, strategies, the trainer, in-memory
+// data sets and batches, the model concept) needs only the standard library; the
 // other parts come with their Meson dependency, which defines the macro that enables them here:
 // `switchyard-xtensor` (SWITCHYARD_HAS_XTENSOR), `switchyard-data` (SWITCHYARD_HAS_DATA),
 // `switchyard-nn` (SWITCHYARD_HAS_NN), `switchyard-checkpoint` (SWITCHYARD_HAS_CHECKPOINT),
@@ -17,6 +18,7 @@
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
+#include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/core/sequence.hpp>
 #include <switchyard/transport/faulty.hpp>
@@ -44,39 +46,37 @@
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/train/strategy.hpp>
+#include <switchyard/train/trainer.hpp>
 #include <switchyard/train/training_state.hpp>
+#include <switchyard/data/batch.hpp>
+#include <switchyard/data/batch_loader.hpp>
+#include <switchyard/data/dataset.hpp>
+#include <switchyard/data/sequential_batches.hpp>
+#include <switchyard/data/shard_plan.hpp>
+#include <switchyard/nn/evaluation.hpp>
+#include <switchyard/nn/model.hpp>
 
 #if defined(SWITCHYARD_HAS_XTENSOR)
 #include <switchyard/tensor/xtensor.hpp>
 #endif
 #if defined(SWITCHYARD_HAS_DATA)
-#include <switchyard/data/batch.hpp>
-#include <switchyard/data/batch_loader.hpp>
-#include <switchyard/data/dataset.hpp>
 #include <switchyard/data/fashion_mnist.hpp>
 #include <switchyard/data/idx.hpp>
-#include <switchyard/data/sequential_batches.hpp>
-#include <switchyard/data/shard_plan.hpp>
 #endif
 #if defined(SWITCHYARD_HAS_NN)
 #include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/cnn.hpp>
 #include <switchyard/nn/conv2d.hpp>
 #include <switchyard/nn/dense.hpp>
-#include <switchyard/nn/evaluation.hpp>
 #include <switchyard/nn/flatten.hpp>
 #include <switchyard/nn/initializer.hpp>
 #include <switchyard/nn/layer.hpp>
 #include <switchyard/nn/max_pool.hpp>
 #include <switchyard/nn/mlp.hpp>
-#include <switchyard/nn/model.hpp>
 #include <switchyard/nn/relu.hpp>
 #include <switchyard/nn/rng.hpp>
 #include <switchyard/nn/sequential.hpp>
 #include <switchyard/nn/softmax_cross_entropy.hpp>
-#endif
-#if defined(SWITCHYARD_HAS_NN) && defined(SWITCHYARD_HAS_DATA)
-#include <switchyard/train/trainer.hpp>
 #endif
 #if defined(SWITCHYARD_HAS_CHECKPOINT)
 #include <switchyard/train/checkpoint.hpp>

@@ -11,3 +11,4 @@ ln -s "$source_root" "$work/project/subprojects/switchyard"
 meson setup --wrap-mode=nodownload "$work/build" "$work/project" -Dswitchyard:mpi=disabled -Dswitchyard:xtensor=disabled >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 1; }
 ninja -C "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 "$work/build/consumer"
+"$work/build/consumer_train"

@@ -1,6 +1,7 @@
 // Tests of switchyard/data/dataset.hpp: loading image/label pairs, their cross-checks, and the
 // in-memory constructor.
 #include "switchyard/data/dataset.hpp"
+#include "switchyard/data/idx.hpp"
 
 #include <doctest/doctest.h>
 
@@ -15,6 +16,7 @@
 using switchyard::data_error;
 using switchyard::usage_error;
 using switchyard::data::dataset;
+using switchyard::data::load_idx_dataset;
 
 namespace {
 
@@ -37,7 +39,7 @@ struct pair_files {
 TEST_CASE("dataset.load" * doctest::timeout(60)) {
   const std::vector<std::uint8_t> labels{9, 0, 3, 3};
   pair_files files(4, labels);
-  const std::shared_ptr<const dataset> data = dataset::load(files.images, files.labels);
+  const std::shared_ptr<const dataset> data = load_idx_dataset(files.images, files.labels);
   CHECK(data->size() == 4);
   CHECK(data->rows() == 2);
   CHECK(data->cols() == 3);
@@ -53,39 +55,39 @@ TEST_CASE("dataset.load_rejects_inconsistent_files" * doctest::timeout(60)) {
   SUBCASE("counts disagree") {
     pair_files files(4, {1, 2, 3});
     fixtures::check_mentions(
-        fixtures::message_of<data_error>([&] { (void)dataset::load(files.images, files.labels); }),
+        fixtures::message_of<data_error>([&] { (void)load_idx_dataset(files.images, files.labels); }),
         {files.images.string() + " holds 4 images but " + files.labels.string() +
          " holds 3 labels"});
   }
   SUBCASE("label out of range") {
     pair_files files(4, {1, 2, 10, 3});
     fixtures::check_mentions(
-        fixtures::message_of<data_error>([&] { (void)dataset::load(files.images, files.labels); }),
+        fixtures::message_of<data_error>([&] { (void)load_idx_dataset(files.images, files.labels); }),
         {files.labels.string() + ": label 10 of example 2 is out of range for 10 classes"});
     // The same file is fine with more classes.
-    CHECK(dataset::load(files.images, files.labels, 11)->classes() == 11);
+    CHECK(load_idx_dataset(files.images, files.labels, 11)->classes() == 11);
   }
   SUBCASE("files swapped") {
     pair_files files(4, {1, 2, 3, 4});
     fixtures::check_mentions(
-        fixtures::message_of<data_error>([&] { (void)dataset::load(files.labels, files.images); }),
+        fixtures::message_of<data_error>([&] { (void)load_idx_dataset(files.labels, files.images); }),
         {files.labels.string(), "expected images (3 dimensions", "declares shape 4"});
     fixtures::check_mentions(
-        fixtures::message_of<data_error>([&] { (void)dataset::load(files.images, files.images); }),
+        fixtures::message_of<data_error>([&] { (void)load_idx_dataset(files.images, files.images); }),
         {files.images.string(), "expected labels (1 dimension", "declares shape 4x2x3"});
   }
   SUBCASE("images of no pixels") {
     pair_files files(4, {1, 2, 3, 4});
     fixtures::write_plain(files.images, fixtures::idx_bytes({4, 0, 3}, {}));
     fixtures::check_mentions(
-        fixtures::message_of<data_error>([&] { (void)dataset::load(files.images, files.labels); }),
+        fixtures::message_of<data_error>([&] { (void)load_idx_dataset(files.images, files.labels); }),
         {files.images.string(), "rows and cols not 0", "declares shape 4x0x3"});
   }
   SUBCASE("a file's own error") {
     pair_files files(4, {1, 2, 3, 4});
     std::filesystem::remove(files.labels);
     fixtures::check_mentions(
-        fixtures::message_of<data_error>([&] { (void)dataset::load(files.images, files.labels); }),
+        fixtures::message_of<data_error>([&] { (void)load_idx_dataset(files.images, files.labels); }),
         {files.labels.string(), "No such file"});
   }
 }

@@ -1,5 +1,6 @@
 // All-reduce training under mpiexec: W processes with batch B per worker end with the parameters
 // of one in-process rank trained on batches of W * B, and all processes agree to the last bit.
+#include <switchyard/core/floating_point.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/strategy/switch_to.hpp>
@@ -14,6 +15,7 @@
 
 #include "../collective/scenarios.hpp"
 #include "../train/fixtures.hpp"
+#include "../train/flush_recorders.hpp"
 
 #include <doctest/doctest.h>
 
@@ -161,3 +163,36 @@ TEST_CASE("mpi.train.switch.within_epoch: a step trigger switches every process 
   check(sy::strategy::switch_to{ar{}, ps{1}, sy::trigger::after_steps{90}}, (90 + ranks - 1) / ranks * ranks,
         "allreduce>ps");
 }
+
+TEST_CASE("mpi.train.flush_subnormals: steps, the servers' loop and evaluation run flushed in every process; the "
+          "process's mode comes back") {
+  if constexpr (!sy::can_flush_subnormals) return;
+  sy::transport::mpi t;
+  REQUIRE_FALSE(sy::subnormals_flushed());
+  const auto data = fixtures::quadrants(96, 7);
+  for (const bool served : {false, true}) {
+    if (served && t.size() < 2) continue;
+    CAPTURE(served);
+    fixtures::flush_counts computed, evaluated, stepped;
+    fixtures::recording_mlp model(computed, evaluated);
+    fixtures::recording_sgd optimizer(model.parameters().size(), stepped);
+    sy::train::trainer_options options;
+    options.epochs = 2;
+    options.batch_size = 8;
+    if (served) {
+      sy::train::trainer trainer{model, optimizer, sy::strategy::parameter_server<>(1), options};
+      trainer.fit(t, data, *data);
+    } else {
+      sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+      trainer.fit(t, data, *data);
+    }
+    CHECK_FALSE(sy::subnormals_flushed());
+    // This process's calls; under a parameter server only the server (the last rank) updates.
+    const bool serves = served && t.rank() == t.size() - 1;
+    CHECK(computed.kept + evaluated.kept + stepped.kept == 0);
+    CHECK(evaluated.flushed > 0);
+    CHECK((computed.flushed > 0) == !serves);
+    CHECK((stepped.flushed > 0) == (serves || !served));
+  }
+}
+

@@ -5,10 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "switchyard/core/error.hpp"
+#include "switchyard/core/floating_point.hpp"
 
 namespace optim = switchyard::optim;
 
@@ -61,5 +63,41 @@ TEST_CASE_TEMPLATE("adam.vectorized_update_matches_the_scalar_formula", T, float
       expected[i] -= step_size * m[i] / (std::sqrt(v[i]) * root_correction + epsilon);
     }
     CHECK(p == expected);
+  }
+}
+
+// Zero gradients (a border pixel, a dead unit) leave Adam's moments decaying geometrically: seeded
+// subnormal, they stay subnormal, and every step pays for them on Intel cores, unless the thread
+// flushes subnormals as the trainer does.
+TEST_CASE_TEMPLATE("adam.subnormal_moments: none are left after one step under flush_subnormals_scope", T, float,
+                   double) {
+  constexpr std::size_t size = 37;  // the vector part and the scalar tail of the update
+  const T subnormal = std::numeric_limits<T>::denorm_min() * T(1000);
+  REQUIRE(std::fpclassify(subnormal) == FP_SUBNORMAL);
+  const auto seeded = [&] {
+    optim::adam<optim::constant, T> opt{size, 1e-3};
+    opt.import_state({10, size, {std::vector<T>(size, subnormal), std::vector<T>(size, subnormal)}, 10});
+    return opt;
+  };
+  const auto subnormal_moments = [](const optim::optimizer_state<T>& state) {
+    std::size_t count = 0;
+    for (const auto& slot : state.slots) {
+      for (const T value : slot) count += std::fpclassify(value) == FP_SUBNORMAL ? 1 : 0;
+    }
+    return count;
+  };
+  std::vector<T> p(size, T(0.5));
+  const std::vector<T> zero(size, T(0));
+  auto kept = seeded();
+  kept.step(p, zero);
+  CHECK(subnormal_moments(kept.export_state()) == 2 * size);  // what the guard is for
+  if constexpr (switchyard::can_flush_subnormals) {
+    auto flushed = seeded();
+    {
+      const switchyard::flush_subnormals_scope flush;
+      flushed.step(p, zero);
+    }
+    CHECK(subnormal_moments(flushed.export_state()) == 0);
+    CHECK(p == std::vector<T>(size, T(0.5)));
   }
 }

@@ -3,10 +3,13 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "switchyard/core/error.hpp"
+#include "switchyard/core/floating_point.hpp"
 
 namespace optim = switchyard::optim;
 
@@ -50,4 +53,39 @@ TEST_CASE("momentum.deduction_and_checks") {
   CHECK(opt.mu() == 0.5);
   CHECK_THROWS_AS(optim::momentum(3, 0.01, 1.0), switchyard::usage_error);
   CHECK_THROWS_AS(optim::momentum(3, 0.01, -0.1), switchyard::usage_error);
+}
+
+// A velocity whose gradient stays zero decays by mu each step: seeded subnormal, it stays
+// subnormal unless the thread flushes subnormals as the trainer does.
+TEST_CASE_TEMPLATE("momentum.subnormal_velocity: none is left after one step under flush_subnormals_scope", T, float,
+                   double) {
+  constexpr std::size_t size = 19;
+  const T subnormal = std::numeric_limits<T>::denorm_min() * T(1000);
+  REQUIRE(std::fpclassify(subnormal) == FP_SUBNORMAL);
+  for (const bool nesterov : {false, true}) {
+    CAPTURE(nesterov);
+    const auto seeded = [&] {
+      optim::momentum<optim::constant, T> opt{size, 0.1, 0.9, nesterov};
+      opt.import_state({10, size, {std::vector<T>(size, subnormal)}, 10});
+      return opt;
+    };
+    const auto subnormal_values = [](const optim::optimizer_state<T>& state) {
+      std::size_t count = 0;
+      for (const T value : state.slots.front()) count += std::fpclassify(value) == FP_SUBNORMAL ? 1 : 0;
+      return count;
+    };
+    std::vector<T> p(size, T(0.5));
+    const std::vector<T> zero(size, T(0));
+    auto kept = seeded();
+    kept.step(p, zero);
+    CHECK(subnormal_values(kept.export_state()) == size);
+    if constexpr (switchyard::can_flush_subnormals) {
+      auto flushed = seeded();
+      {
+        const switchyard::flush_subnormals_scope flush;
+        flushed.step(p, zero);
+      }
+      CHECK(subnormal_values(flushed.export_state()) == 0);
+    }
+  }
 }

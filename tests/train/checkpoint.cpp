@@ -147,6 +147,7 @@ sy::train::checkpoint<float> sample_checkpoint() {
   c.strategy = "ps>allreduce";
   c.state.epoch = 3;
   c.state.seed = 17;
+  c.state.flush_subnormals = false;  // not the default, so the round trip shows it
   c.state.wall_seconds = 1.25;
   c.state.parameters.assign(model.parameters().begin(), model.parameters().end());
   c.state.optimizer = optimizer.export_state();
@@ -175,6 +176,7 @@ TEST_CASE("checkpoint.round_trip: every field comes back, from a file and from b
     CHECK(back.strategy == "ps>allreduce");
     CHECK(back.state.epoch == 3);
     CHECK(back.state.seed == 17);
+    CHECK_FALSE(back.state.flush_subnormals);
     CHECK(back.state.wall_seconds == 1.25);
     CHECK(back.state.parameters == c.state.parameters);
     CHECK(back.state.optimizer == c.state.optimizer);
@@ -231,7 +233,7 @@ TEST_CASE("checkpoint.refused: each bad file is refused with what is wrong with 
   SUBCASE("another format version") {
     std::vector<char> bytes = good;
     bytes[8] = 7;
-    refused(bytes, "has format version 7; this build reads version 2");
+    refused(bytes, "has format version 7; this build reads version 3");
   }
   SUBCASE("not a checkpoint") {
     std::vector<char> bytes = good;
@@ -360,6 +362,55 @@ TEST_CASE("checkpoint.refused: a checkpoint of another strategy is refused befor
                        doctest::Contains("was written by strategy 'allreduce', this run's strategy is 'ps>allreduce'"),
                        sy::data_error);
   CHECK(sy::train::resume(plain, file, fingerprint) == epochs);
+}
+
+TEST_CASE("checkpoint.refused: a checkpoint trained with the other subnormal setting is refused before training") {
+  scratch dir("flush");
+  const fs::path file = sy::train::checkpoint_file(dir.path);
+  sy::nn::mlp model{11, {8, 8, 1}, 4};
+  sy::optim::adam optimizer{model.parameters().size(), 0.01};
+  const sy::train::model_fingerprint fingerprint = sy::train::fingerprint(model, "mlp-8-8");
+  for (const bool written_flushing : {true, false}) {
+    CAPTURE(written_flushing);
+    sy::train::checkpoint<float> c{fingerprint, "allreduce", {}, {}};
+    c.state.epoch = 2;
+    c.state.flush_subnormals = written_flushing;
+    c.state.parameters.assign(model.parameters().size(), 0.0F);
+    c.state.optimizer = optimizer.export_state();
+    sy::train::save(file, c);
+    sy::train::trainer_options options;
+    options.flush_subnormals = !written_flushing;
+    sy::train::trainer other{model, optimizer, sy::strategy::all_reduce<>{}, options};
+    const std::string expected =
+        written_flushing ? " was trained flushing subnormal floats to zero, this run is set to keeping subnormal floats"
+                         : " was trained keeping subnormal floats, this run is set to flushing subnormal floats to zero";
+    CHECK_THROWS_WITH_AS(sy::train::resume(other, file, fingerprint), doctest::Contains((file.string() + expected).c_str()),
+                         sy::data_error);
+    options.flush_subnormals = written_flushing;
+    sy::train::trainer same{model, optimizer, sy::strategy::all_reduce<>{}, options};
+    CHECK(sy::train::resume(same, file, fingerprint) == 2);
+  }
+}
+
+TEST_CASE("checkpoint.refused: resume_from a state of the other subnormal setting is refused when fit starts") {
+  const auto data = fixtures::quadrants(32, 7);
+  sy::nn::mlp model{11, {8, 8, 1}, 4};
+  sy::optim::adam optimizer{model.parameters().size(), 0.01};
+  sy::train::training_state<float> state;
+  state.epoch = 1;
+  state.seed = 1;  // trainer_options' default
+  state.flush_subnormals = false;
+  state.parameters.assign(model.parameters().size(), 0.0F);
+  state.optimizer = optimizer.export_state();
+  sy::train::trainer_options options;
+  options.batch_size = 8;
+  sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+  trainer.resume_from(state);
+  CHECK_THROWS_WITH_AS(
+      sy::transport::run_inproc(1, [&](sy::transport::inproc& t) { trainer.fit(t, data, *data); }),
+      doctest::Contains("the state to resume from was trained keeping subnormal floats, this run is set to flushing "
+                        "subnormal floats to zero"),
+      sy::usage_error);
 }
 
 namespace {

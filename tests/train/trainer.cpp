@@ -1,17 +1,21 @@
 #include <switchyard/train/trainer.hpp>
 
+#include <switchyard/core/floating_point.hpp>
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/transport/inproc.hpp>
 
 #include "fixtures.hpp"
+#include "flush_recorders.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 namespace sy = switchyard;
@@ -123,3 +127,101 @@ TEST_CASE("trainer.errors: more workers x batch than examples is refused on ever
                                                  }),
                        doctest::Contains("2 workers x batch 8 need more than the 10"), sy::usage_error);
 }
+
+namespace {
+
+struct flush_observed {
+  fixtures::flush_counts computed, evaluated, stepped;
+  std::vector<int> callers_flushed_after;  // per rank: the thread's mode once fit returned
+};
+
+// Two epochs under `strategy` on `ranks` in-process ranks, each rank thread entering fit with
+// subnormals kept; returns what every call saw.
+template <class Strategy>
+void observe_flush(int ranks, Strategy strategy, bool flush, flush_observed& seen) {
+  const auto data = fixtures::quadrants(96, 7);
+  seen.callers_flushed_after.assign(static_cast<std::size_t>(ranks), -1);
+  sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
+    REQUIRE_FALSE(sy::subnormals_flushed());
+    fixtures::recording_mlp model(seen.computed, seen.evaluated);
+    fixtures::recording_sgd optimizer(model.parameters().size(), seen.stepped);
+    sy::train::trainer_options options;
+    options.epochs = 2;
+    options.batch_size = 8;
+    options.flush_subnormals = flush;
+    sy::train::trainer trainer{model, optimizer, strategy, options};
+    trainer.fit(t, data, *data);
+    seen.callers_flushed_after[static_cast<std::size_t>(t.rank())] = sy::subnormals_flushed() ? 1 : 0;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("trainer.flush_subnormals: every step, server update and evaluation runs flushed; the caller's mode "
+          "comes back" * doctest::timeout(300)) {
+  if constexpr (!sy::can_flush_subnormals) {
+    MESSAGE("this platform has no flush-to-zero mode (x86-64 and AArch64 have)");
+    return;
+  }
+  const auto all_flushed = [](const flush_observed& seen) {
+    CHECK(seen.computed.flushed > 0);
+    CHECK(seen.stepped.flushed > 0);
+    CHECK(seen.evaluated.flushed > 0);
+    CHECK(seen.computed.kept + seen.stepped.kept + seen.evaluated.kept == 0);
+    for (const int after : seen.callers_flushed_after) CHECK(after == 0);
+  };
+  for (const int ranks : {1, 2, 3, 4}) {
+    CAPTURE(ranks);
+    flush_observed all_reduce;
+    observe_flush(ranks, sy::strategy::all_reduce<>{}, true, all_reduce);
+    all_flushed(all_reduce);
+    if (ranks >= 2) {
+      flush_observed parameter_server;  // only the server steps the optimizer, inside its loop
+      observe_flush(ranks, sy::strategy::parameter_server<>(1), true, parameter_server);
+      all_flushed(parameter_server);
+    }
+  }
+}
+
+TEST_CASE("trainer.flush_subnormals: false leaves every rank thread's mode as it is") {
+  flush_observed seen;
+  observe_flush(3, sy::strategy::all_reduce<>{}, false, seen);
+  CHECK(seen.computed.kept > 0);
+  CHECK(seen.stepped.kept > 0);
+  CHECK(seen.evaluated.kept > 0);
+  CHECK(seen.computed.flushed + seen.stepped.flushed + seen.evaluated.flushed == 0);
+}
+
+TEST_CASE("trainer.flush_subnormals: the caller's mode comes back when fit throws, flushing or not") {
+  const auto data = fixtures::quadrants(48, 7);
+  for (const bool caller_flushes : {false, true}) {
+    CAPTURE(caller_flushes);
+    std::vector<int> after(2, -1);
+    CHECK_THROWS_WITH_AS(sy::transport::run_inproc(2,
+                                                   [&](sy::transport::inproc& t) {
+                                                     const sy::flush_subnormals_scope caller(caller_flushes);
+                                                     fixtures::flush_counts computed, evaluated, stepped;
+                                                     fixtures::recording_mlp model(computed, evaluated);
+                                                     model.throw_at_evaluation = t.rank() == 1;
+                                                     fixtures::recording_sgd optimizer(model.parameters().size(), stepped);
+                                                     sy::train::trainer_options options;
+                                                     options.epochs = 1;
+                                                     options.batch_size = 8;
+                                                     sy::train::trainer trainer{model, optimizer,
+                                                                                sy::strategy::all_reduce<>{}, options};
+                                                     try {
+                                                       trainer.fit(t, data, *data);
+                                                     } catch (...) {
+                                                       after[static_cast<std::size_t>(t.rank())] =
+                                                           sy::subnormals_flushed() ? 1 : 0;
+                                                       throw;
+                                                     }
+                                                   }),
+                         doctest::Contains("evaluation failed on purpose"), std::runtime_error);
+    const int expected = caller_flushes && sy::can_flush_subnormals ? 1 : 0;
+    CHECK(after[0] == expected);  // released by the abort of rank 1
+    CHECK(after[1] == expected);  // threw in evaluate
+  }
+  CHECK_FALSE(sy::subnormals_flushed());
+}
+

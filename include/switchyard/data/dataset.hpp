@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <span>
 #include <utility>
@@ -12,7 +11,6 @@
 
 #include "switchyard/core/error.hpp"
 #include "switchyard/data/batch.hpp"
-#include "switchyard/data/idx.hpp"
 
 namespace switchyard::data {
 
@@ -22,8 +20,8 @@ namespace switchyard::data {
 /// Immutable once built, so ranks running as threads share one copy through
 /// `std::shared_ptr<const dataset>`.
 /// @code
-/// auto train = switchyard::data::dataset::load("train-images-idx3-ubyte.gz",
-///                                              "train-labels-idx1-ubyte.gz");
+/// auto train = switchyard::data::load_idx_dataset("train-images-idx3-ubyte.gz",
+///                                                 "train-labels-idx1-ubyte.gz");  // data/idx.hpp
 /// switchyard::data::batch_view first_ten = train->slice(0, 10);
 /// @endcode
 class dataset {
@@ -34,13 +32,6 @@ class dataset {
   dataset(std::vector<std::uint8_t> images, std::vector<std::uint8_t> labels, std::size_t rows,
           std::size_t cols, std::size_t classes = 10);
 
-  /// @brief Reads an IDX image file (3 dimensions: count x rows x cols) and an IDX label file
-  /// (1 dimension: count), each plain or gzip-compressed.
-  /// @throws data_error for any problem of `read_idx`, a file of the wrong rank, image and label
-  /// counts that disagree (naming both files), or a label not below `classes`.
-  [[nodiscard]] static std::shared_ptr<const dataset> load(const std::filesystem::path& images,
-                                                           const std::filesystem::path& labels,
-                                                           std::size_t classes = 10);
 
   [[nodiscard]] std::size_t size() const noexcept { return labels_.size(); }
   [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
@@ -122,39 +113,6 @@ inline dataset::dataset(std::vector<std::uint8_t> images, std::vector<std::uint8
                                            " of example ", bad, " is not below the ", classes,
                                            " classes"));
   }
-}
-
-inline std::shared_ptr<const dataset> dataset::load(const std::filesystem::path& images,
-                                                    const std::filesystem::path& labels,
-                                                    std::size_t classes) {
-  detail::check_class_count(classes);
-  idx_array image_file = read_idx(images);
-  const auto& shape = image_file.shape;
-  if (shape.size() != 3 || shape[1] == 0 || shape[2] == 0) {
-    detail::raise<data_error>(detail::str(images.string(),
-                                          ": expected images (3 dimensions: count x rows x cols, "
-                                          "rows and cols not 0) but the header declares shape ",
-                                          detail::idx_shape_string(shape)));
-  }
-  idx_array label_file = read_idx(labels);
-  if (label_file.shape.size() != 1) {
-    detail::raise<data_error>(
-        detail::str(labels.string(), ": expected labels (1 dimension: count) but the header ",
-                    "declares shape ", detail::idx_shape_string(label_file.shape)));
-  }
-  if (shape[0] != label_file.shape[0]) {
-    detail::raise<data_error>(detail::str(images.string(), " holds ", shape[0], " images but ",
-                                          labels.string(), " holds ", label_file.shape[0],
-                                          " labels"));
-  }
-  if (const std::size_t bad = detail::first_label_out_of_range(label_file.values, classes);
-      bad < label_file.values.size()) {
-    detail::raise<data_error>(detail::str(labels.string(), ": label ",
-                                          unsigned{label_file.values[bad]}, " of example ", bad,
-                                          " is out of range for ", classes, " classes"));
-  }
-  return std::make_shared<const dataset>(std::move(image_file.values), std::move(label_file.values),
-                                         shape[1], shape[2], classes);
 }
 
 inline batch_view dataset::slice(std::size_t first, std::size_t count) const {

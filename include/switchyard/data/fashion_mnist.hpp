@@ -13,6 +13,7 @@
 
 #include "switchyard/core/error.hpp"
 #include "switchyard/data/dataset.hpp"
+#include "switchyard/data/idx.hpp"
 
 namespace switchyard::data {
 
@@ -45,7 +46,7 @@ struct fashion_mnist {
   /// @brief Loads both splits from `train-{images-idx3,labels-idx1}-ubyte.gz` and
   /// `t10k-{images-idx3,labels-idx1}-ubyte.gz` in `directory`.
   /// @throws data_error naming every missing file and how to install them, or any error of
-  /// `dataset::load` on a file that is there.
+  /// `load_idx_dataset` on a file that is there.
   [[nodiscard]] static fashion_mnist load(
       const std::filesystem::path& directory = default_directory());
 };
@@ -78,7 +79,7 @@ inline fashion_mnist fashion_mnist::load(const std::filesystem::path& directory)
         "dataset-fashion-mnist`, or point ", directory_variable,
         " (or the directory argument) at a directory that holds them"));
   }
-  return {dataset::load(files[0], files[1], classes), dataset::load(files[2], files[3], classes)};
+  return {load_idx_dataset(files[0], files[1], classes), load_idx_dataset(files[2], files[3], classes)};
 }
 
 }  // namespace switchyard::data

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "switchyard/core/error.hpp"
+#include "switchyard/data/dataset.hpp"
 
 namespace switchyard::data {
 
@@ -55,6 +56,17 @@ struct idx_array {
 /// @throws data_error naming `name` and the problem, for the same reasons as `read_idx(file)`.
 [[nodiscard]] idx_array read_idx(std::span<const std::uint8_t> bytes,
                                  std::string_view name = "in-memory IDX data");
+
+/// @brief Reads an IDX image file (3 dimensions: count x rows x cols) and an IDX label file
+/// (1 dimension: count), each plain or gzip-compressed, into a data set.
+/// @throws data_error for any problem of `read_idx`, a file of the wrong rank, image and label
+/// counts that disagree (naming both files), or a label not below `classes`.
+/// @code
+/// auto train = switchyard::data::load_idx_dataset("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz");
+/// @endcode
+[[nodiscard]] std::shared_ptr<const dataset> load_idx_dataset(const std::filesystem::path& images,
+                                                              const std::filesystem::path& labels,
+                                                              std::size_t classes = 10);
 
 }  // namespace switchyard::data
 
@@ -332,6 +344,38 @@ inline idx_array read_idx(const std::filesystem::path& file) {
 inline idx_array read_idx(std::span<const std::uint8_t> bytes, std::string_view name) {
   detail::idx_source source(bytes, name);
   return detail::read_idx(source);
+}
+
+inline std::shared_ptr<const dataset> load_idx_dataset(const std::filesystem::path& images,
+                                                       const std::filesystem::path& labels, std::size_t classes) {
+  detail::check_class_count(classes);
+  idx_array image_file = read_idx(images);
+  const auto& shape = image_file.shape;
+  if (shape.size() != 3 || shape[1] == 0 || shape[2] == 0) {
+    detail::raise<data_error>(detail::str(images.string(),
+                                          ": expected images (3 dimensions: count x rows x cols, "
+                                          "rows and cols not 0) but the header declares shape ",
+                                          detail::idx_shape_string(shape)));
+  }
+  idx_array label_file = read_idx(labels);
+  if (label_file.shape.size() != 1) {
+    detail::raise<data_error>(
+        detail::str(labels.string(), ": expected labels (1 dimension: count) but the header ",
+                    "declares shape ", detail::idx_shape_string(label_file.shape)));
+  }
+  if (shape[0] != label_file.shape[0]) {
+    detail::raise<data_error>(detail::str(images.string(), " holds ", shape[0], " images but ",
+                                          labels.string(), " holds ", label_file.shape[0],
+                                          " labels"));
+  }
+  if (const std::size_t bad = detail::first_label_out_of_range(label_file.values, classes);
+      bad < label_file.values.size()) {
+    detail::raise<data_error>(detail::str(labels.string(), ": label ",
+                                          unsigned{label_file.values[bad]}, " of example ", bad,
+                                          " is out of range for ", classes, " classes"));
+  }
+  return std::make_shared<const dataset>(std::move(image_file.values), std::move(label_file.values),
+                                         shape[1], shape[2], classes);
 }
 
 }  // namespace switchyard::data

@@ -27,4 +27,27 @@ inline void set_blas_threads(int threads) {
 /// @brief How many threads each OpenBLAS call may use.
 inline int blas_threads() { return openblas_get_num_threads(); }
 
+/// @brief Sets the process's OpenBLAS thread budget for the lifetime of the scope, then puts the
+/// previous budget back.
+///
+/// The budget is one setting for the whole process, so set it once, before the ranks start, in
+/// the code that launches them (around `transport::run_inproc`, or in `main` under MPI), not from
+/// each rank: the trainer does not touch it. One thread per rank is right when ranks fill the
+/// cores (in-process ranks are threads, MPI runs a process per core).
+/// @code
+/// switchyard::nn::blas_threads_scope blas{1};   // 4 in-process ranks on 4 cores: one thread each
+/// switchyard::transport::run_inproc(4, train_rank);
+/// @endcode
+class blas_threads_scope {
+ public:
+  /// @throws usage_error if `threads` is below 1.
+  explicit blas_threads_scope(int threads) : saved_(blas_threads()) { set_blas_threads(threads); }
+  ~blas_threads_scope() { openblas_set_num_threads(saved_); }
+  blas_threads_scope(const blas_threads_scope&) = delete;
+  blas_threads_scope& operator=(const blas_threads_scope&) = delete;
+
+ private:
+  int saved_;
+};
+
 }  // namespace switchyard::nn

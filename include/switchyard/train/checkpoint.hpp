@@ -102,8 +102,8 @@ template <class Strategy>
 template <class T = float>
 struct checkpoint {
   /// The format this build writes and the only one it reads (version 2 added the strategy
-  /// signature and the model's layout).
-  static constexpr std::uint32_t format_version = 2;
+  /// signature and the model's layout, version 3 the subnormal flush setting).
+  static constexpr std::uint32_t format_version = 3;
 
   model_fingerprint model;
   std::string strategy;
@@ -165,8 +165,9 @@ void write_checkpoints(Trainer& trainer, std::filesystem::path directory, model_
 /// Makes the next `trainer.fit` continue from the checkpoint file `path` (every rank reads it):
 /// restores the strategy's progress and hands the state to `trainer.resume_from`. Returns the
 /// epoch the checkpoint was taken after. Raises `data_error` for a file that cannot be resumed,
-/// before any training: one `load` refuses, or one written by a strategy of another
-/// `strategy_signature` (refused before the trainer is changed).
+/// before any training: one `load` refuses, one written by a strategy of another
+/// `strategy_signature`, or one trained with the other `trainer_options::flush_subnormals`
+/// (both refused before the trainer is changed).
 template <class Trainer>
 std::uint64_t resume(Trainer& trainer, const std::filesystem::path& path, const model_fingerprint& model);
 
@@ -459,6 +460,12 @@ std::uint64_t resume(Trainer& trainer, const std::filesystem::path& path, const 
   if (c.strategy != signature) {
     detail::raise<data_error>(detail::str("checkpoint ", path.string(), " was written by strategy '", c.strategy,
                                           "', this run's strategy is '", signature, "'"));
+  }
+  if (c.state.flush_subnormals != trainer.options().flush_subnormals) {
+    const auto mode = [](bool flush) { return flush ? "flushing subnormal floats to zero" : "keeping subnormal floats"; };
+    detail::raise<data_error>(detail::str("checkpoint ", path.string(), " was trained ", mode(c.state.flush_subnormals),
+                                          ", this run is set to ", mode(trainer.options().flush_subnormals),
+                                          " (trainer_options::flush_subnormals): resume with the same setting"));
   }
   decode_progress(trainer.strategy(), c.strategy_progress, path.string());
   const std::uint64_t epoch = c.state.epoch;

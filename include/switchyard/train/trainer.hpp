@@ -6,11 +6,11 @@
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/partition.hpp>
 #include <switchyard/core/error.hpp>
+#include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/data/batch_loader.hpp>
 #include <switchyard/data/dataset.hpp>
 #include <switchyard/data/shard_plan.hpp>
-#include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/evaluation.hpp>
 #include <switchyard/nn/model.hpp>
 #include <switchyard/optim/optimizer.hpp>
@@ -70,10 +70,14 @@ struct trainer_options {
   std::uint64_t seed = 1;       ///< the data order (shuffled anew each epoch from it)
   std::size_t eval_batch_size = 0;  ///< 0: the training batch size (models size buffers by batch)
   std::ostream* progress = nullptr;  ///< where rank 0 prints a line per epoch; nullptr: silent
-  /// OpenBLAS threads per process, set when training starts; 0 leaves the setting alone. One by
-  /// default: in-process ranks are threads and MPI runs a process per core, so more would
-  /// oversubscribe the cores unless asked for.
-  int blas_threads = 1;
+  /// Flush subnormal floats to zero on every rank while `fit` runs (forward, backward, the
+  /// strategy's steps, the servers' loops, evaluation): FTZ and DAZ on x86-64, FZ on AArch64,
+  /// through `flush_subnormals_scope`, so the caller's mode is back when `fit` returns or throws.
+  /// Optimizer state that decays towards zero otherwise turns subnormal, and an Intel core pays
+  /// about 100 cycles for every subnormal operand (docs/training.md, "Subnormal floats"). false
+  /// leaves each rank thread's mode as it is. A checkpoint records the setting, and a resume under
+  /// the other setting is refused (the arithmetic would differ).
+  bool flush_subnormals = true;
   /// Take a checkpoint (call the `on_checkpoint` callbacks on rank 0) after every this many epochs
   /// and after the last one; 0: never. Checkpoints are taken between epochs, where every rank
   /// holds the parameters (docs/training.md, "Checkpoints and resume").
@@ -190,8 +194,7 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
                 "the strategy must provide name(), setup(t, m, o), worker_count(t), worker_index(t), "
                 "step(t, m, o) -> train::step_outcome and finish(t, m, o): see train/strategy.hpp");
   if (!train) detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": no training data set"));
-  // Ranks of one process all want the same value: the first one sets it.
-  if (options_.blas_threads > 0 && nn::blas_threads() != options_.blas_threads) nn::set_blas_threads(options_.blas_threads);
+  const flush_subnormals_scope flush(options_.flush_subnormals);
   history result;
   // A resumed run's clock goes on from the checkpoint's, so records and time triggers continue.
   const double earlier_seconds = resumed_ ? resumed_->wall_seconds : 0.0;
@@ -324,6 +327,12 @@ std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result) {
     detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained with data seed ",
                                            state.seed, ", this run has seed ", options_.seed));
   }
+  if (state.flush_subnormals != options_.flush_subnormals) {
+    const auto mode = [](bool flush) { return flush ? "flushing subnormal floats to zero" : "keeping subnormal floats"; };
+    detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained ", mode(state.flush_subnormals),
+                                           ", this run is set to ", mode(options_.flush_subnormals),
+                                           " (trainer_options::flush_subnormals); resume with the same setting"));
+  }
   std::copy(state.parameters.begin(), state.parameters.end(), parameters.begin());
   optimizer_.import_state(std::move(state.optimizer));
   if constexpr (requires { optimizer_.import_adjustments(state.adjustments); }) {
@@ -351,6 +360,7 @@ void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const hi
   }
   state.epoch = epoch;
   state.seed = options_.seed;
+  state.flush_subnormals = options_.flush_subnormals;
   state.wall_seconds = result.last().wall_seconds;
   state.parameters.assign(parameters.begin(), parameters.end());
   if constexpr (requires { optimizer_.export_adjustments(); }) state.adjustments = optimizer_.export_adjustments();

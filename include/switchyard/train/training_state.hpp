@@ -26,6 +26,7 @@ template <class T = float>
 struct training_state {
   std::uint64_t epoch = 0;         ///< epochs completed; a resumed run trains epoch + 1 next
   std::uint64_t seed = 0;          ///< `trainer_options::seed`: the data order of every epoch
+  bool flush_subnormals = true;    ///< `trainer_options::flush_subnormals`: the arithmetic it ran with
   double wall_seconds = 0.0;       ///< the run's clock at the end of `epoch` (slowest rank)
   std::vector<T> parameters;
   optim::optimizer_state<T> optimizer;
@@ -37,6 +38,7 @@ template <class Archive, class T>
 void serialize(Archive& archive, training_state<T>& s, const unsigned int /*version*/) {
   archive & s.epoch;
   archive & s.seed;
+  archive & s.flush_subnormals;
   archive & s.wall_seconds;
   serialize_sequence(archive, s.parameters);
   archive & s.optimizer;
