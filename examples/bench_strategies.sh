@@ -5,13 +5,16 @@
 # All eight runs go back to back; each writes a JSON summary to OUT_DIR, and the table at the
 # end gives samples per second, accuracy and the ratios against the targets.
 #
-#   examples/bench_strategies.sh [BUILD_DIR [OUT_DIR [EPOCHS]]]
+#   examples/bench_strategies.sh [BUILD_DIR [OUT_DIR [EPOCHS [EXTRA FASHION_MNIST OPTIONS...]]]]
+#
+# The extra options go to every run (e.g. --no-flush-subnormals).
 set -eu
 
 build=${1:-build}
 out=${2:-bench-results}
 epochs=${3:-15}
-run="$build/examples/fashion_mnist --model mlp --epochs $epochs --quiet"
+[ $# -gt 3 ] && shift 3 || set --
+run="$build/examples/fashion_mnist --model mlp --epochs $epochs --quiet $*"
 mkdir -p "$out"
 
 for straggler in none 2:3.0; do

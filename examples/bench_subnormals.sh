@@ -31,8 +31,12 @@ for round in $(seq 1 "$rounds"); do
       forced) LD_PRELOAD="$preload" "$build/examples/fashion_mnist" --quiet --no-flush-subnormals \
                 --summary "$summary" "$@" ;;
     esac >/dev/null
-    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(f"round {sys.argv[2]} {sys.argv[3]:<8} {r[\"wall_seconds\"]:7.1f} s  {100 * r[\"test_accuracy\"]:.2f}%")' \
-      "$summary" "$round" "$mode"
+    python3 - "$summary" "$round" "$mode" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+wall, accuracy = r["wall_seconds"], 100 * r["test_accuracy"]
+print(f"round {sys.argv[2]} {sys.argv[3]:<8} {wall:7.1f} s  {accuracy:.2f}%")
+PY
   done
 done
 
