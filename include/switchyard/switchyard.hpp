@@ -21,6 +21,7 @@
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/core/sequence.hpp>
+#include <switchyard/core/threshold.hpp>
 #include <switchyard/transport/faulty.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
@@ -42,6 +43,7 @@
 #include <switchyard/optim/warmup.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/replicas.hpp>
 #include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/history.hpp>

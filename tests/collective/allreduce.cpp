@@ -67,21 +67,22 @@ TEST_CASE("allreduce.inproc.failure_propagates: a rank that throws releases the 
 namespace {
 
 // A user operation that is associative but not commutative: the later rank's value wins where
-// it is set (like "last writer wins").
+// it is set (like "last writer wins"). It does not specialize is_commutative: a user's operation
+// is non-commutative by default.
 struct last_set {
   std::int32_t operator()(std::int32_t a, std::int32_t b) const { return b != 0 ? b : a; }
 };
 
 }  // namespace
 
-template <>
-struct switchyard::is_commutative<last_set> : std::false_type {};
+static_assert(!switchyard::is_commutative_v<last_set>);
 
-TEST_CASE("allreduce.inproc.user_operation: a non-commutative operation keeps rank order") {
+TEST_CASE("allreduce.inproc.user_operation: a non-commutative operation keeps rank order, also on buffers large "
+          "enough for the ring") {
   harness::run_at_every_size([](switchyard::transport::inproc& t) {
     std::vector<std::string> failures;
     // Element i is set on ranks r <= i % size: the highest such rank's value must win.
-    std::vector<std::int32_t> data(37);
+    std::vector<std::int32_t> data(switchyard::collective::ring_threshold_bytes / sizeof(std::int32_t) + 37);
     for (std::size_t i = 0; i < data.size(); ++i) {
       data[i] = t.rank() <= static_cast<int>(i % static_cast<std::size_t>(t.size())) ? t.rank() + 1 : 0;
     }

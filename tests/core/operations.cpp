@@ -16,6 +16,12 @@ struct switchyard::is_commutative<concatenate_digits> : std::false_type {};
 static_assert(reduction<ops::sum, float> && reduction<concatenate_digits, int>);
 static_assert(finalized_reduction<ops::average, double> && !finalized_reduction<ops::sum, double>);
 static_assert(is_commutative_v<ops::max> && !is_commutative_v<concatenate_digits>);
+// The safe default, as Boost.MPI's: a user's operation keeps rank order until it says it commutes.
+struct plain_user_operation {
+  int operator()(int a, int b) const { return a + b; }
+};
+static_assert(!is_commutative_v<plain_user_operation>);
+static_assert(is_commutative_v<ops::sum> && is_commutative_v<ops::min> && is_commutative_v<ops::average>);
 
 TEST_CASE("operations.builtin: sum, min, max and the average's final division") {
   CHECK(ops::sum{}(2.5, 4.0) == 6.5);

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
@@ -122,6 +124,28 @@ TEST_CASE("mpi.split: groups by color and key, collectives inside a group") {
 TEST_CASE("mpi.allreduce: every algorithm, type, operation and count") {
   mpi t;
   report(scenarios::allreduce_suite(t));
+}
+
+namespace {
+
+// A user's operation derived from ops::sum that is not a plain sum: it must never become MPI_SUM.
+struct capped_sum : switchyard::ops::sum {
+  template <class T>
+  T operator()(T a, T b) const {
+    return std::min<T>(static_cast<T>(a + b), T(100));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("mpi.allreduce.user_operation: an operation derived from ops::sum is not taken for MPI_SUM") {
+  switchyard::transport::mpi t;
+  for (const std::size_t count : {std::size_t{5}, std::size_t{70000}}) {
+    std::vector<std::int32_t> values(count, 60);
+    switchyard::collective::allreduce(t, values, capped_sum{});
+    const std::int32_t expected = t.size() == 1 ? 60 : 100;
+    CHECK(std::count(values.begin(), values.end(), expected) == static_cast<std::ptrdiff_t>(count));
+  }
 }
 
 TEST_CASE("mpi.allreduce.identical_bits: replicas agree to the last bit") {

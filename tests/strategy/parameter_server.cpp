@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace sy = switchyard;
@@ -23,6 +24,12 @@ namespace consistency = sy::strategy::consistency;
 
 static_assert(sy::train::strategy<sy::strategy::parameter_server<>, sy::nn::mlp<>, sy::optim::sgd<>,
                                   sy::transport::inproc>);
+// A run-time bound deduces the dynamic staleness (not bounded<0>, which would say "synchronous"),
+// a fixed one takes no value.
+static_assert(std::is_same_v<decltype(consistency::bounded{2}), consistency::bounded<sy::dynamic_threshold>>);
+static_assert(!std::is_constructible_v<consistency::bounded<2>, std::size_t>);
+static_assert(!std::is_default_constructible_v<consistency::bounded<>>);
+static_assert(consistency::bounded<2>{}.value() == 2 && consistency::bounded{3}.value() == 3);
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/replicas.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
@@ -17,10 +18,13 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -229,6 +233,20 @@ TEST_CASE("switch_to.chain: three stages, ps then all-reduce then ps" * doctest:
   }
 }
 
+TEST_CASE("switch_to.chain.switched_after_epoch: both switches of a chain count epochs from the start of the run" *
+          doctest::timeout(120)) {
+  using inner = strategy::switch_to<ar, ps, trigger::after_epochs<4>>;
+  const auto switched = train_four(
+      strategy::switch_to<ps, inner, trigger::after_epochs<2>>{}, 6, [](auto&) { return 0; },
+      [](auto& trainer, const auto&, auto&, int) {
+        return std::pair{trainer.strategy().switched_after_epoch(), trainer.strategy().second().switched_after_epoch()};
+      });
+  for (const auto& [outer_after, inner_after] : switched) {
+    CHECK(outer_after == std::optional<std::size_t>(2));
+    CHECK(inner_after == std::optional<std::size_t>(4));  // the epoch its stages changed, not 2 epochs after its start
+  }
+}
+
 TEST_CASE("switch_to.plateau: a loss trigger switches once the loss flattens" * doctest::timeout(120)) {
   const auto runs = train(strategy::switch_to{ps{1}, ar{}, trigger::loss_plateau{0.5, 1}}, 4);
   for (const run& r : runs) {
@@ -402,5 +420,108 @@ TEST_CASE("switch_to.options.rescale_for_batch: all-reduce over 4 ranks to an as
       }
       CHECK(optimizer.learning_rate() == doctest::Approx(0.1 / 4.0));
     }
+  });
+}
+
+namespace {
+
+// A user's first stage with no hand_over: every rank trains its replica alone with its own batches
+// and its own Adam, so parameters and optimizer state differ across ranks when it ends.
+struct independent_replicas {
+  [[nodiscard]] std::string_view name() const noexcept { return "independent"; }
+  template <class Transport, class Model, class Optimizer>
+  void setup(Transport&, Model&, Optimizer&) {}
+  template <class Transport>
+  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
+    return static_cast<std::size_t>(t.size());
+  }
+  template <class Transport>
+  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
+    return static_cast<std::size_t>(t.rank());
+  }
+  template <class Transport, class Model, class Optimizer>
+  sy::train::step_outcome step(Transport&, Model& m, Optimizer& o) {
+    o.step(m.parameters(), m.gradients());
+    return {};
+  }
+  template <class Transport, class Model, class Optimizer>
+  void finish(Transport&, Model&, Optimizer&) {}
+};
+
+// A stage that claims to keep replicas identical but sets up nothing: what checked mode must catch.
+struct claims_replicas : independent_replicas {
+  [[nodiscard]] std::string_view name() const noexcept { return "claims"; }
+  [[nodiscard]] static constexpr bool replicated() noexcept { return true; }
+};
+
+struct replica_state {
+  std::uint64_t fingerprint = 0;
+  std::vector<float> parameters;
+};
+
+template <class Second>
+std::vector<replica_state> independent_then(Second second, int ranks, bool checked) {
+  const auto data = fixtures::quadrants(480, 7);
+  sy::transport::inproc_options world;
+  world.check_collectives = checked;
+  return sy::transport::run_inproc(
+      ranks,
+      [&](sy::transport::inproc& t) {
+        sy::nn::mlp model{11, {8, 8, 1}, 4};
+        sy::optim::adam optimizer{model.parameters().size(), 0.01};
+        sy::train::trainer_options options;
+        options.epochs = 3;
+        options.batch_size = 8;
+        sy::train::trainer trainer{model, optimizer,
+                                   strategy::switch_to{independent_replicas{}, second, trigger::after_epochs<1>{}},
+                                   options};
+        trainer.fit(t, data, *data);
+        return replica_state{strategy::training_state_fingerprint(model, optimizer),
+                             {model.parameters().begin(), model.parameters().end()}};
+      },
+      world);
+}
+
+}  // namespace
+
+TEST_CASE("switch_to.replicas: all-reduce after a stage without hand_over starts from identical parameters and "
+          "optimizer state" * doctest::timeout(120)) {
+  for (const int ranks : {2, 3, 4}) {
+    CAPTURE(ranks);
+    // Checked mode also verifies the fingerprints right after the switch.
+    for (const bool checked : {false, true}) {
+      const std::vector<replica_state> runs = independent_then(ar{}, ranks, checked);
+      for (const replica_state& r : runs) {
+        CHECK(r.fingerprint == runs[0].fingerprint);
+        CHECK(r.parameters == runs[0].parameters);
+      }
+    }
+  }
+}
+
+TEST_CASE("switch_to.replicas: in checked mode a replicated stage that starts from differing replicas is refused at "
+          "the switch, naming the ranks" * doctest::timeout(120)) {
+  CHECK_THROWS_WITH_AS(independent_then(claims_replicas{}, 3, true),
+                       doctest::Contains("replicas differ after the switch to 'claims': rank(s) 1, 2 hold other "
+                                         "parameters or optimizer state than rank 0"),
+                       sy::usage_error);
+  CHECK_NOTHROW(independent_then(claims_replicas{}, 3, false));  // unchecked: nothing looks
+}
+
+TEST_CASE("switch_to.stop_when: a copy of the switch made inside an epoch decides on its own state") {
+  // The predicate the first stage holds must not point back into the switch it came from.
+  struct recording_stage : independent_replicas {
+    std::function<bool(std::size_t)> stop;
+    void stop_when(std::function<bool(std::size_t)> f) { stop = std::move(f); }
+  };
+  sy::transport::run_inproc(1, [](sy::transport::inproc& t) {
+    std::optional<strategy::switch_to<recording_stage, ar, trigger::after_steps<>>> original;
+    original.emplace(recording_stage{}, ar{}, trigger::after_steps{10});
+    original->begin_epoch(t, 60);
+    const auto copy = *original;
+    original.reset();  // a predicate that reached back into it would now read freed memory
+    REQUIRE(copy.first().stop);
+    CHECK_FALSE(copy.first().stop(9));
+    CHECK(copy.first().stop(10));
   });
 }

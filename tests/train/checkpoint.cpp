@@ -498,7 +498,9 @@ TEST_CASE("checkpoint.progress: a switch chain's stage and trigger states round-
     }
   });
   REQUIRE(trained.switched());
-  outer restored;
+  // The thresholds are configuration, given again by the resumed run; the progress is what decodes.
+  outer restored{
+      {}, inner{{}, {}, sy::trigger::any_of{sy::trigger::loss_plateau{0.1, 3}, sy::trigger::after_steps{1000}}}, {}};
   const std::vector<std::uint8_t> bytes = sy::train::encode_progress(trained);
   // Cut short inside the inner switch's part: refused, and the outer switch's fields, read before
   // the cut, are not left behind.

@@ -48,10 +48,25 @@ struct missing_recv_any {
   void barrier() {}
 };
 
+// Sends only floats: the library also sends doubles and 64-bit integers through a transport.
+struct float_only {
+  int rank() const { return 0; }
+  int size() const { return 1; }
+  void send(std::span<const float>, int, int) {}
+  void recv(std::span<float>, int, int) {}
+  sy::transport::inproc_request isend(std::span<const float>, int, int) { return {}; }
+  sy::transport::inproc_request irecv(std::span<float>, int, int) { return {}; }
+  sy::transport::message_status recv_any(std::span<float>, int) { return {}; }
+  void barrier() {}
+  float_only split(int, int) { return {}; }
+};
+
 }  // namespace
 
 static_assert(sy::transport::transport<point_to_point_only>);
 static_assert(!sy::transport::transport<missing_recv_any>);
+static_assert(sy::transport::transport_of<float_only, float> && !sy::transport::transport<float_only>);
+static_assert(sy::transport::transport_of<point_to_point_only, std::uint64_t>);
 static_assert(!sy::collective::has_native_allreduce<point_to_point_only, float, sy::ops::sum>);
 static_assert(sy::collective::has_native_allreduce<sy::transport::inproc, float, sy::ops::sum>);
 

@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstddef>
+#include <type_traits>
+
 TEST_CASE("after_steps: fires at the end of the epoch in which the workers' steps reach N") {
   switchyard::trigger::after_steps t{250};
   CHECK(!t.fire(record(1, 1.0, 0.0, 100)));
@@ -20,3 +23,9 @@ TEST_CASE("after_steps.fire_at: fires inside the epoch at the first step boundar
   CHECK(t.fire_at({250}));
   CHECK(t.fire_at({252}));
 }
+
+// A run-time count deduces the dynamic threshold (not after_steps<1>), a fixed one takes no value.
+static_assert(std::is_same_v<decltype(switchyard::trigger::after_steps{250}),
+                             switchyard::trigger::after_steps<switchyard::dynamic_threshold>>);
+static_assert(!std::is_constructible_v<switchyard::trigger::after_steps<100>, std::size_t>);
+static_assert(!std::is_default_constructible_v<switchyard::trigger::after_steps<>>);

@@ -61,7 +61,8 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
       detail::recursive_doubling_allreduce(t, data, op);
     } else if constexpr (std::is_same_v<Algorithm, algorithm::ring>) {
       static_assert(is_commutative_v<Op>,
-                    "the ring reorders operands: use recursive_doubling for a non-commutative operation");
+                    "the ring reorders operands: use recursive_doubling for a non-commutative operation, or specialize "
+                    "switchyard::is_commutative<Op> to std::true_type if yours commutes");
       detail::ring_allreduce(t, data, op);
     } else {
       if constexpr (is_commutative_v<Op>) {

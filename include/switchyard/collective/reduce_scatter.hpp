@@ -49,7 +49,8 @@ auto reduce_scatter(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
     if constexpr (native && !std::is_same_v<Algorithm, algorithm::ring>) {
       return t.native_reduce_scatter(data, op);
     } else {
-      static_assert(is_commutative_v<Op>, "the ring reorders operands: reduce_scatter needs a commutative operation");
+      static_assert(is_commutative_v<Op>, "the ring reorders operands: reduce_scatter needs a commutative operation (specialize "
+                    "switchyard::is_commutative<Op> to std::true_type if yours commutes)");
       detail::ring_reduce_scatter(t, data, op);
       const block mine = block_of(data.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
       std::span<T> result = data.subspan(mine.offset, mine.size);

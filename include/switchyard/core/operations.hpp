@@ -52,10 +52,24 @@ struct average : sum {
 }  // namespace ops
 
 /// @brief Whether `op(a, b) == op(b, a)` for every a, b. Algorithms that reorder operands
-/// (the ring) refuse non-commutative operations; specialize to `false_type` for yours.
-/// Every operation must be associative.
+/// (the ring) refuse non-commutative operations. False unless said otherwise, as in Boost.MPI:
+/// the built-in operations are commutative, and a user's operation is taken as non-commutative
+/// (keeping the operands in rank order) until it specializes this to `true_type`. Every operation
+/// must be associative.
+/// @code
+/// struct bitwise_or { int operator()(int a, int b) const { return a | b; } };
+/// template <> struct switchyard::is_commutative<bitwise_or> : std::true_type {};
+/// @endcode
 template <class Op>
-struct is_commutative : std::true_type {};
+struct is_commutative : std::false_type {};
+template <>
+struct is_commutative<ops::sum> : std::true_type {};
+template <>
+struct is_commutative<ops::min> : std::true_type {};
+template <>
+struct is_commutative<ops::max> : std::true_type {};
+template <>
+struct is_commutative<ops::average> : std::true_type {};
 
 template <class Op>
 inline constexpr bool is_commutative_v = is_commutative<Op>::value;

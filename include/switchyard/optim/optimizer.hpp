@@ -40,6 +40,21 @@ concept optimizer = requires { typename O::value_type; } &&
       o.import_state(std::move(state));
     };
 
+/// @brief An Optimizer that can serve under `strategy::switch_to`: at the switch, the switch may
+/// scale every later learning rate (`switch_options::learning_rate_scale`, `rescale_for_batch`)
+/// and ramp it up again (`switch_options::warmup_steps`), so it needs both members, whatever
+/// options a run sets:
+/// @code
+/// o.scale_learning_rate(0.25);   // every later rate times 0.25 (on top of earlier scales)
+/// o.rewarm(100);                 // the next 100 steps ramp linearly up to the schedule's rate
+/// @endcode
+/// The shipped optimizers have both (from `optim::detail::optimizer_base`).
+template <class O>
+concept switchable = optimizer<O> && requires(O& o, double factor, std::uint64_t steps) {
+  o.scale_learning_rate(factor);
+  o.rewarm(steps);
+};
+
 /// @brief What changes an optimizer's learning rate besides its state and schedule: the scale
 /// of `scale_learning_rate` and the ramp of `rewarm` (a strategy switch sets both). A checkpoint
 /// keeps them, so that a resumed run uses the same rates as the run it continues.

@@ -6,6 +6,7 @@
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/collective/partition.hpp>
 #include <switchyard/core/error.hpp>
+#include <switchyard/core/threshold.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
 #include <switchyard/train/strategy.hpp>
 #include <switchyard/transport/transport.hpp>
@@ -34,14 +35,13 @@ struct async {};
 
 /// @brief Stale-synchronous: a worker may start step c + 1 only when the slowest worker has
 /// finished step c - K, so no applied gradient is more than K steps ahead of the slowest worker.
-/// `bounded<2>{}` and `bounded{2}` say the same.
-template <std::size_t K = 0>
-struct bounded {
-  std::size_t staleness = K;
-  constexpr bounded() = default;
-  constexpr explicit bounded(std::size_t k) : staleness(k) {}
+/// `bounded<2>{}` fixes the bound in the type; `bounded{k}` takes it at run time and is a
+/// `bounded<dynamic_threshold>` (see `switchyard::threshold`).
+template <std::size_t K = dynamic_threshold>
+struct bounded : threshold<K> {
+  using threshold<K>::threshold;
 };
-bounded(std::size_t) -> bounded<0>;
+bounded(std::size_t) -> bounded<dynamic_threshold>;
 
 /// @brief Bulk-synchronous over the servers: each server averages exactly one gradient from every
 /// worker per step (summed in worker order, so runs repeat bit for bit), applies it once, and
@@ -176,7 +176,7 @@ class parameter_server {
     } else if constexpr (std::is_same_v<Consistency, consistency::sync>) {
       return 0;
     } else {
-      return consistency_.staleness;
+      return consistency_.value();
     }
   }
   [[nodiscard]] collective::block shard(std::size_t s) const { return collective::block_of(arena_, servers_, s); }

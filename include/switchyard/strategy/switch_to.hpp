@@ -6,7 +6,9 @@
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/optim/optimizer.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
+#include <switchyard/strategy/replicas.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/train/strategy.hpp>
 #include <switchyard/trigger/trigger.hpp>
@@ -48,6 +50,15 @@ struct switch_options {
   bool rescale_for_batch = false;
 };
 
+template <class First, class Second, class Trigger>
+class switch_to;
+
+/// Whether `T` is a `switch_to`.
+template <class T>
+inline constexpr bool is_switch_to = false;
+template <class First, class Second, class Trigger>
+inline constexpr bool is_switch_to<switch_to<First, Second, Trigger>> = true;
+
 /// @brief Trains under `First` until `Trigger` fires, then under `Second`.
 ///
 /// The trigger sees the epoch record every rank agrees on after each epoch, so every rank switches
@@ -86,7 +97,8 @@ class switch_to {
   [[nodiscard]] const switch_options& options() const noexcept { return options_; }
   /// Whether the switch happened.
   [[nodiscard]] bool switched() const noexcept { return switched_after_.has_value(); }
-  /// The last epoch the first stage trained entirely (a switch inside epoch e gives e - 1).
+  /// The last epoch the first stage trained entirely, counted from the start of the run (a switch
+  /// inside epoch e gives e - 1), also for a switch nested in another one's second stage.
   [[nodiscard]] std::optional<std::size_t> switched_after_epoch() const noexcept { return switched_after_; }
   /// The batches (worker steps, all workers together) the first stage trained.
   [[nodiscard]] std::optional<std::uint64_t> switched_after_batches() const noexcept {
@@ -103,6 +115,11 @@ class switch_to {
   template <class Transport, class Model, class Optimizer>
   void setup(Transport& t, Model& m, Optimizer& o) {
     active([&](auto& s) { s.setup(t, m, o); });
+  }
+
+  /// Whether the active stage keeps replicas identical (`is_replicated`).
+  [[nodiscard]] bool replicated() const {
+    return active([](const auto& s) { return is_replicated(s); });
   }
 
   template <class Transport>
@@ -144,8 +161,10 @@ class switch_to {
     if constexpr (trigger::within_epoch<Trigger>) {
       if constexpr (requires { first_.stop_when(std::function<bool(std::size_t)>{}); }) {
         if (!switched()) {
-          first_.stop_when([this](std::size_t handed_out) {
-            return static_cast<bool>(trigger_.fire_at(trigger::progress{trained_ + epoch_trained_ + handed_out}));
+          // By value: the count trained before this part and the trigger do not change within it, and
+          // a copy of the switch must not reach back into this object.
+          first_.stop_when([trigger = trigger_, before = trained_ + epoch_trained_](std::size_t handed_out) mutable {
+            return static_cast<bool>(trigger.fire_at(trigger::progress{before + handed_out}));
           });
         }
       }
@@ -239,8 +258,8 @@ class switch_to {
       if constexpr (requires { s.after_epoch(t, m, o, record); }) s.after_epoch(t, m, o, record);
     });
     epoch_trained_ = 0;  // the record's steps count every part of the epoch
+    last_epoch_ = record.epoch;
     if (switched()) return;
-    ++epochs_;
     trained_ += record.steps;
     const bool pending = std::exchange(switch_pending_, false);
     if (static_cast<bool>(trigger_.fire(record)) || pending) switch_now(t, m, o);
@@ -276,7 +295,7 @@ class switch_to {
                   "serialize(archive, trigger, version) (empty if it keeps no state), as the shipped triggers have");
     bool switched_before = switched_after_.has_value();
     std::uint64_t after = switched_after_.value_or(0);
-    std::uint64_t epochs = epochs_;
+    std::uint64_t epochs = last_epoch_;
     archive & switched_before;
     archive & after;
     archive & epochs;
@@ -284,7 +303,7 @@ class switch_to {
     archive & trigger_;
     if constexpr (Archive::is_loading::value) {
       switched_after_ = switched_before ? std::optional<std::size_t>(static_cast<std::size_t>(after)) : std::nullopt;
-      epochs_ = static_cast<std::size_t>(epochs);
+      last_epoch_ = static_cast<std::size_t>(epochs);
     }
     stage_progress(first_, archive);
     stage_progress(second_, archive);
@@ -296,6 +315,9 @@ class switch_to {
   }
 
  private:
+  template <class, class, class>
+  friend class switch_to;  // a switch sets the epoch count of a switch nested in its second slot
+
   template <class F>
   decltype(auto) active(F&& f) {
     return switched() ? std::forward<F>(f)(second_) : std::forward<F>(f)(first_);
@@ -316,6 +338,9 @@ class switch_to {
 
   template <class Transport, class Model, class Optimizer>
   void switch_now(Transport& t, Model& m, Optimizer& o) {
+    static_assert(optim::switchable<Optimizer>,
+                  "an optimizer under switch_to must provide scale_learning_rate(double) and rewarm(std::uint64_t), "
+                  "which the switch calls for its options (optim::switchable): see optim/optimizer.hpp");
     if constexpr (requires { first_.stop_when(std::function<bool(std::size_t)>{}); }) first_.stop_when({});
     hand_over_stage(first_, t, m, o);
     double batch_ratio = 1.0;  // B2 / B1
@@ -330,8 +355,13 @@ class switch_to {
       }
     }
     apply_options(o, batch_ratio);
+    // A switch in the second slot counts epochs from the start of the run, not from now.
+    if constexpr (is_switch_to<Second>) second_.last_epoch_ = last_epoch_;
     second_.setup(t, m, o);
-    switched_after_ = epochs_;
+    switched_after_ = last_epoch_;
+    if (is_replicated(second_) && checks_collectives(t)) {
+      verify_replicas(t, m, o, switchyard::detail::str("after the switch to '", std::string_view(second_.name()), "'"));
+    }
   }
 
   template <class Stage, class Archive>
@@ -367,7 +397,7 @@ class switch_to {
   Trigger trigger_{};
   switch_options options_{};
   std::optional<std::size_t> switched_after_;
-  std::size_t epochs_ = 0;           // epochs the first stage trained entirely
+  std::size_t last_epoch_ = 0;       // the last epoch of the run completed (before a switch: by the first stage)
   std::uint64_t trained_ = 0;        // batches the first stage trained
   std::uint64_t epoch_trained_ = 0;  // ... in this epoch's earlier parts (a nested switch stopped)
   // The current part of an epoch.

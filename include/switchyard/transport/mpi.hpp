@@ -180,9 +180,11 @@ inline int mpi_count(std::size_t count, int rank) {
   return static_cast<int>(count);
 }
 
+// Exactly the built-in operations: a user's operation derived from ops::sum may compute
+// something else, so it never maps to MPI_SUM.
 template <class Op, class T>
 MPI_Op builtin_mpi_op() {
-  if constexpr (std::is_base_of_v<ops::sum, Op>) {
+  if constexpr (std::is_same_v<Op, ops::sum> || std::is_same_v<Op, ops::average>) {
     return MPI_SUM;
   } else if constexpr (std::is_same_v<Op, ops::min>) {
     return MPI_MIN;
@@ -195,7 +197,8 @@ MPI_Op builtin_mpi_op() {
 
 template <class Op>
 inline constexpr bool has_builtin_mpi_op =
-    std::is_base_of_v<ops::sum, Op> || std::is_same_v<Op, ops::min> || std::is_same_v<Op, ops::max>;
+    std::is_same_v<Op, ops::sum> || std::is_same_v<Op, ops::average> || std::is_same_v<Op, ops::min> ||
+    std::is_same_v<Op, ops::max>;
 
 }  // namespace detail
 

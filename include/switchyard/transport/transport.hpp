@@ -50,6 +50,17 @@ concept request = std::default_initializable<R> && std::movable<R> && requires(R
   { r.test() } -> std::convertible_to<bool>;
 };
 
+/// @brief The point-to-point members of a transport for one element type `E`: blocking and
+/// non-blocking send and receive of spans of `E`, and a receive from any source.
+template <class T, class E>
+concept transport_of = requires(T& t, std::span<E> out, std::span<const E> in, int peer, int tag) {
+  t.send(in, peer, tag);
+  t.recv(out, peer, tag);
+  { t.isend(in, peer, tag) } -> request;
+  { t.irecv(out, peer, tag) } -> request;
+  { t.recv_any(out, tag) } -> std::same_as<message_status>;
+};
+
 /// @brief A Transport: a rank's handle on a group of ranks (in-process threads, an MPI
 /// communicator, or a user's network layer).
 ///
@@ -67,22 +78,21 @@ concept request = std::default_initializable<R> && std::movable<R> && requires(R
 /// T sub = t.split(color, key);       // collective: ranks with the same color form a group,
 ///                                    // ordered by (key, rank)
 /// @endcode
-/// Messages between one pair of ranks with one tag arrive in the order they were sent.
+/// Messages between one pair of ranks with one tag arrive in the order they were sent. The
+/// concept checks the point-to-point members (`transport_of`) for every element type the library
+/// itself sends: `float` and `double` (parameters, gradients, optimizer state, epoch records) and
+/// `std::int64_t` and `std::uint64_t` (counters, fingerprints, checked-collective headers).
 /// A transport may also provide native collectives (`native_allreduce`, `native_broadcast`,
 /// `native_allgather`, `native_reduce_scatter`); see switchyard/collective/native.hpp.
 template <class T>
 concept transport = std::copy_constructible<T> &&
-    requires(T& t, const T& ct, std::span<float> out, std::span<const float> in, int peer, int tag) {
+    requires(T& t, const T& ct, int color, int key) {
       { ct.rank() } -> std::convertible_to<int>;
       { ct.size() } -> std::convertible_to<int>;
-      t.send(in, peer, tag);
-      t.recv(out, peer, tag);
-      { t.isend(in, peer, tag) } -> request;
-      { t.irecv(out, peer, tag) } -> request;
-      { t.recv_any(out, tag) } -> std::same_as<message_status>;
       t.barrier();
-      { t.split(peer, tag) } -> std::same_as<T>;
-    };
+      { t.split(color, key) } -> std::same_as<T>;
+    } && transport_of<T, float> && transport_of<T, double> && transport_of<T, std::int64_t> &&
+    transport_of<T, std::uint64_t>;
 
 /// @brief One rank's state of the collective checks on one group: whether every collective first
 /// exchanges a fingerprint with the other ranks (docs/collectives.md#checked-collectives), and

@@ -1,6 +1,7 @@
 // Switch after a number of epochs.
 #pragma once
 
+#include <switchyard/core/threshold.hpp>
 #include <switchyard/train/history.hpp>
 
 #include <cstddef>
@@ -8,15 +9,21 @@
 namespace switchyard::trigger {
 
 /// @brief Fires at the end of epoch N (counted from the start of training).
-/// `after_epochs<3>{}` and `after_epochs{3}` say the same.
-template <std::size_t N = 1>
-struct after_epochs {
-  std::size_t epochs = N;
-  constexpr after_epochs() = default;
-  constexpr explicit after_epochs(std::size_t n) : epochs(n) {}
-  [[nodiscard]] constexpr bool fire(const train::epoch_record& record) const noexcept { return record.epoch >= epochs; }
+///
+/// `after_epochs<3>{}` fixes the epoch in the type; `after_epochs{n}` takes it at run time and is
+/// an `after_epochs<dynamic_threshold>` (see `switchyard::threshold`).
+/// @code
+/// switchyard::trigger::after_epochs<3> fixed;        // fires after epoch 3
+/// switchyard::trigger::after_epochs chosen{epochs};  // after_epochs<dynamic_threshold>
+/// @endcode
+template <std::size_t N = dynamic_threshold>
+struct after_epochs : threshold<N> {
+  using threshold<N>::threshold;
+  [[nodiscard]] constexpr bool fire(const train::epoch_record& record) const noexcept {
+    return record.epoch >= this->value();
+  }
 };
-after_epochs(std::size_t) -> after_epochs<1>;
+after_epochs(std::size_t) -> after_epochs<dynamic_threshold>;
 
 /// Checkpoints (Boost.Serialization, by argument-dependent lookup): the trigger keeps no state,
 /// its threshold is configuration and comes from the resumed run.

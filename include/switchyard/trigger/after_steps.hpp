@@ -1,6 +1,7 @@
 // Switch after a number of worker steps.
 #pragma once
 
+#include <switchyard/core/threshold.hpp>
 #include <switchyard/train/history.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
@@ -16,19 +17,20 @@ namespace switchyard::trigger {
 /// the first multiple of W at or above N. In an asynchronous stage the coordinator stops handing
 /// out batches at N, but the first batch of each worker in an epoch is handed out before any
 /// step, so an N below that is reached only after those.
-template <std::size_t N = 1>
-struct after_steps {
-  std::size_t steps = N;
-  std::size_t taken = 0;
-  constexpr after_steps() = default;
-  constexpr explicit after_steps(std::size_t n) : steps(n) {}
+///
+/// `after_steps<500>{}` fixes the count in the type; `after_steps{n}` takes it at run time and is
+/// an `after_steps<dynamic_threshold>` (see `switchyard::threshold`).
+template <std::size_t N = dynamic_threshold>
+struct after_steps : threshold<N> {
+  using threshold<N>::threshold;
+  std::size_t taken = 0;  ///< steps counted at the ends of epochs so far
   constexpr bool fire(const train::epoch_record& record) noexcept {
     taken += record.steps;
-    return taken >= steps;
+    return taken >= this->value();
   }
-  [[nodiscard]] constexpr bool fire_at(const progress& p) const noexcept { return p.batches >= steps; }
+  [[nodiscard]] constexpr bool fire_at(const progress& p) const noexcept { return p.batches >= this->value(); }
 };
-after_steps(std::size_t) -> after_steps<1>;
+after_steps(std::size_t) -> after_steps<dynamic_threshold>;
 
 /// Checkpoints (Boost.Serialization, by argument-dependent lookup): the steps counted so far; the
 /// threshold is configuration and comes from the resumed run.

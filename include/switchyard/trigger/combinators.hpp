@@ -4,6 +4,7 @@
 #include <switchyard/train/history.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
+#include <cstddef>
 #include <tuple>
 #include <utility>
 
@@ -18,6 +19,15 @@ bool fires_at(Trigger& t, const progress& p) {
     return false;
   }
 }
+
+// Asks every trigger of `triggers` with `ask`, in order and without a short circuit (stateful
+// triggers must each see the record), and counts the ones that fired.
+template <class Tuple, class Ask>
+std::size_t count_fired(Tuple& triggers, Ask ask) {
+  std::size_t fired = 0;
+  std::apply([&](auto&... t) { ((fired += ask(t) ? 1 : 0), ...); }, triggers);
+  return fired;
+}
 }  // namespace detail
 
 /// @brief Fires when any of its triggers fires. Every trigger sees every record (so stateful
@@ -31,13 +41,13 @@ struct any_of {
   constexpr any_of() = default;
   constexpr explicit any_of(Triggers... t) : triggers(std::move(t)...) {}
   bool fire(const train::epoch_record& record) {
-    return std::apply([&](auto&... t) { return (false | ... | static_cast<bool>(t.fire(record))); }, triggers);
+    return detail::count_fired(triggers, [&](auto& t) { return static_cast<bool>(t.fire(record)); }) > 0;
   }
   /// Inside an epoch: any of those triggers that can fire there.
   bool fire_at(const progress& p)
     requires(within_epoch<Triggers> || ...)
   {
-    return std::apply([&](auto&... t) { return (false | ... | detail::fires_at(t, p)); }, triggers);
+    return detail::count_fired(triggers, [&](auto& t) { return detail::fires_at(t, p); }) > 0;
   }
 };
 template <class... Triggers>
@@ -56,13 +66,15 @@ struct all_of {
   constexpr all_of() = default;
   constexpr explicit all_of(Triggers... t) : triggers(std::move(t)...) {}
   bool fire(const train::epoch_record& record) {
-    return std::apply([&](auto&... t) { return (true & ... & static_cast<bool>(t.fire(record))); }, triggers);
+    return detail::count_fired(triggers, [&](auto& t) { return static_cast<bool>(t.fire(record)); }) ==
+           sizeof...(Triggers);
   }
   /// Inside an epoch, when every one of those triggers can fire there: all of them.
   bool fire_at(const progress& p)
     requires(within_epoch<Triggers> && ...)
   {
-    return std::apply([&](auto&... t) { return (true & ... & static_cast<bool>(t.fire_at(p))); }, triggers);
+    return detail::count_fired(triggers, [&](auto& t) { return static_cast<bool>(t.fire_at(p)); }) ==
+           sizeof...(Triggers);
   }
 };
 template <class... Triggers>

@@ -8,6 +8,7 @@
 
 namespace switchyard::trigger {
 
+
 /// @brief A Trigger: `t.fire(record)` is called once after every epoch of the first stage with
 /// the epoch record all ranks share, and says whether to switch now.
 ///
