@@ -7,12 +7,15 @@
 //                                            byte; the time of each trial and their median
 //   cluster_probe compute ITERATIONS [--sleep RANK,...]
 //                                            every rank but the sleeping ones runs a dependent loop of
-//                                            ITERATIONS steps; the seconds each one took
+//                                            ITERATIONS steps; the seconds each one took, and the
+//                                            CPU seconds of every rank (a sleeper's is what its
+//                                            wait cost)
 //
 // Rank 0 prints every result, one `key value` record per line, for the shell tests to parse.
 #include <switchyard/transport/mpi.hpp>
 
 #include <mpi.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,13 +129,21 @@ int compute(sy::transport::mpi& t, long long iterations, const std::vector<int>&
     seconds = std::chrono::duration<double>(probe_clock::now() - start).count();
   }
   // A sleeping rank waits here for the others, under the job's wait policy (the emulator's
-  // `run` makes it passive).
-  std::vector<double> all(static_cast<std::size_t>(t.size()));
-  MPI_Gather(&seconds, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  // `run` makes it passive); the gather after it finds everyone there.
   t.barrier();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double mine[2] = {seconds, static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                                       1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)};
+  std::vector<double> all(2 * static_cast<std::size_t>(t.size()));
+  MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (t.rank() == 0) {
-    for (int r = 0; r < t.size(); ++r) {
-      if (all[static_cast<std::size_t>(r)] >= 0) std::printf("rank %d seconds %.6f\n", r, all[static_cast<std::size_t>(r)]);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(t.size()); ++r) {
+      if (all[2 * r] >= 0) {
+        std::printf("rank %zu seconds %.6f cpu_s %.3f\n", r, all[2 * r], all[2 * r + 1]);
+      } else {
+        std::printf("rank %zu slept cpu_s %.3f\n", r, all[2 * r + 1]);
+      }
     }
   }
   return 0;

@@ -45,7 +45,8 @@ enum class mpi_wait {
   /// `MPI_Wait` and the blocking collectives, which spin inside MPI: the fastest answer when each
   /// rank has a core of its own. The default.
   spin,
-  /// `MPI_Test`, then a sleep that doubles from 20 us to 100 us until the next test: a waiting rank
+  /// `MPI_Test`, then a sleep of 20 us doubling to 100 us (to 1 ms once the wait has slept 5 ms)
+  /// until the next test: a waiting rank
   /// gives up its core at once, for ranks that share cores (the cluster emulator, docs/cluster.md)
   /// or a co-located rank that must not steal its neighbour's cycles.
   passive,
@@ -117,14 +118,18 @@ struct watchdog {
   [[nodiscard]] bool polls() const noexcept { return timeout.count() != 0 || policy == mpi_wait::passive; }
 };
 
-// The passive policy's sleeps between two tests: short at first, since most waits end within
-// microseconds of a message, then doubling to 100 us. The cap is short because MPI progresses only
-// inside a test: an MPI-3 collective advances one round per test, and a rank that sleeps neither
-// answers a rendezvous nor refills its sockets (measured on 4 emulated hosts at 1 Gbit/s, 64 KiB:
-// a native all-reduce took 12.4 ms with a 1 ms cap, 4.6 ms with 250 us, 2.7 ms with 100 us). A
-// long wait then costs a test per 100 us, a few per cent of a core.
+// The passive policy's sleeps between two tests: 20 us at first, since most waits end within
+// microseconds of a message, doubling to 100 us; once a wait has slept 5 ms, doubling on to 1 ms.
+// MPI progresses only inside a test (an MPI-3 collective advances one round per test; a sleeping
+// rank neither answers a rendezvous nor refills its sockets), so the waits inside a collective
+// want short sleeps: on 4 emulated hosts at 1 Gbit/s, 64 KiB, a native all-reduce took 12.4 ms
+// with 1 ms sleeps, 2.7 ms with 100 us. But a sleep costs about 27 us of CPU on these machines, so
+// 100 us sleeps cost a waiting rank 20% of a core; a long idle wait (a straggler's peers) drops to
+// about 3%.
 inline constexpr std::chrono::microseconds passive_first_sleep{20};
-inline constexpr std::chrono::microseconds passive_longest_sleep{100};
+inline constexpr std::chrono::microseconds passive_short_sleep{100};
+inline constexpr std::chrono::microseconds passive_short_phase{5000};
+inline constexpr std::chrono::microseconds passive_longest_sleep{1000};
 
 // While a passive wait sleeps, the thread's timer slack is 1 us instead of Linux's default 50 us,
 // which would add that much to every short sleep (measured here: a 20 us sleep took 104 us at the
@@ -219,6 +224,7 @@ inline int watched_wait(MPI_Request& request, MPI_Status* status, const watchdog
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = timed ? deadline_after(watch.timeout) : std::chrono::steady_clock::time_point::max();
   std::chrono::microseconds pause = passive_first_sleep;
+  std::chrono::microseconds slept{0};
   std::optional<fine_timer_slack> slack;  // set at the first sleep: most waits never sleep
   for (;;) {
     int done = 0;
@@ -227,7 +233,8 @@ inline int watched_wait(MPI_Request& request, MPI_Status* status, const watchdog
     if (watch.policy == mpi_wait::passive) {
       if (!slack) slack.emplace();
       std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, passive_longest_sleep);
+      slept += pause;
+      pause = std::min(pause * 2, slept < passive_short_phase ? passive_short_sleep : passive_longest_sleep);
     } else {
       std::this_thread::yield();
     }
