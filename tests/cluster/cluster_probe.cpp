@@ -7,14 +7,15 @@
 //                                            byte; the time of each trial and their median
 //   cluster_probe compute ITERATIONS [--sleep RANK,...]
 //                                            every rank but the sleeping ones runs a dependent loop of
-//                                            ITERATIONS steps; the seconds each one took, and the
-//                                            CPU seconds of every rank (a sleeper's is what its
-//                                            wait cost)
+//                                            ITERATIONS steps; the seconds each one took and the
+//                                            CPU seconds of its loop, and the CPU seconds of every
+//                                            rank (a sleeper's is what its wait cost)
 //
 // Rank 0 prints every result, one `key value` record per line, for the shell tests to parse.
 #include <switchyard/transport/mpi.hpp>
 
 #include <mpi.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -118,8 +119,11 @@ int compute(sy::transport::mpi& t, long long iterations, const std::vector<int>&
   const bool sleeps = std::find(sleepers.begin(), sleepers.end(), t.rank()) != sleepers.end();
   t.barrier();
   double seconds = -1;
+  double loop_cpu = 0;
   if (!sleeps) {
     const auto start = probe_clock::now();
+    timespec cpu_start{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_start);
     // A dependent chain: the time is the core's, not the memory's.
     volatile double sink = 0;
     double x = 1.0 + t.rank() * 1e-9;
@@ -127,22 +131,27 @@ int compute(sy::transport::mpi& t, long long iterations, const std::vector<int>&
     sink = x;
     (void)sink;
     seconds = std::chrono::duration<double>(probe_clock::now() - start).count();
+    timespec cpu_end{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_end);
+    loop_cpu = static_cast<double>(cpu_end.tv_sec - cpu_start.tv_sec) + 1e-9 * static_cast<double>(cpu_end.tv_nsec - cpu_start.tv_nsec);
   }
   // A sleeping rank waits here for the others, under the job's wait policy (the emulator's
   // `run` makes it passive); the gather after it finds everyone there.
   t.barrier();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  const double mine[2] = {seconds, static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                                       1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)};
-  std::vector<double> all(2 * static_cast<std::size_t>(t.size()));
-  MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const double mine[3] = {seconds, loop_cpu,
+                          static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                              1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)};
+  std::vector<double> all(3 * static_cast<std::size_t>(t.size()));
+  MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (t.rank() == 0) {
     for (std::size_t r = 0; r < static_cast<std::size_t>(t.size()); ++r) {
-      if (all[2 * r] >= 0) {
-        std::printf("rank %zu seconds %.6f cpu_s %.3f\n", r, all[2 * r], all[2 * r + 1]);
+      const double* v = all.data() + 3 * r;
+      if (v[0] >= 0) {
+        std::printf("rank %zu seconds %.6f loop_cpu_s %.6f cpu_s %.3f\n", r, v[0], v[1], v[2]);
       } else {
-        std::printf("rank %zu slept cpu_s %.3f\n", r, all[2 * r + 1]);
+        std::printf("rank %zu slept cpu_s %.3f\n", r, v[2]);
       }
     }
   }

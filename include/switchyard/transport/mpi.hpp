@@ -125,7 +125,7 @@ struct watchdog {
 // want short sleeps: on 4 emulated hosts at 1 Gbit/s, 64 KiB, a native all-reduce took 12.4 ms
 // with 1 ms sleeps, 2.7 ms with 100 us. But a sleep costs about 27 us of CPU on these machines, so
 // 100 us sleeps cost a waiting rank 20% of a core; a long idle wait (a straggler's peers) drops to
-// about 3%.
+// 3-7%.
 inline constexpr std::chrono::microseconds passive_first_sleep{20};
 inline constexpr std::chrono::microseconds passive_short_sleep{100};
 inline constexpr std::chrono::microseconds passive_short_phase{5000};
