@@ -274,7 +274,10 @@ void run_mpi(const settings& s, const std::vector<std::string>& algorithms) {
     contenders.push_back(name == "mpi_raw" ? raw_mpi_contender<T>() : switchyard_contender<T>(t, name));
   }
   const std::vector<record> records = sweep<T>(t, "mpi", s, contenders);
-  if (t.rank() == 0) report(records, s, fmt::format("MPI transport, {} processes", t.size()));
+  const bool passive = t.options().wait == sy::transport::mpi_wait::passive;
+  if (t.rank() == 0) {
+    report(records, s, fmt::format("MPI transport, {} processes, {} waits", t.size(), passive ? "passive" : "spinning"));
+  }
 }
 #endif
 

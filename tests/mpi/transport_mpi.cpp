@@ -12,8 +12,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -219,7 +221,7 @@ TEST_CASE("mpi.watchdog: SWITCHYARD_TIMEOUT sets the default, in seconds; a malf
   for (const char* bad : {"soon", "-1", "5s", "nan"}) {
     CAPTURE(bad);
     ::setenv("SWITCHYARD_TIMEOUT", bad, 1);
-    CHECK_THROWS_WITH_AS(sy::transport::mpi_options{}, doctest::Contains("SWITCHYARD_TIMEOUT must be a number"),
+    CHECK_THROWS_WITH_AS((void)sy::transport::mpi_options{}, doctest::Contains("SWITCHYARD_TIMEOUT must be a number"),
                          sy::usage_error);
   }
   if (before) {
@@ -227,6 +229,127 @@ TEST_CASE("mpi.watchdog: SWITCHYARD_TIMEOUT sets the default, in seconds; a malf
   } else {
     ::unsetenv("SWITCHYARD_TIMEOUT");
   }
+}
+
+TEST_CASE("mpi.wait.passive: every collective and message completes exactly when waits sleep") {
+  // Passive waits test, then sleep; the collectives run as MPI-3 non-blocking calls, as under the
+  // watchdog, which is off here so that the passive path runs alone.
+  mpi t{sy::transport::mpi_options{.timeout = 0ms, .wait = sy::transport::mpi_wait::passive}};
+  CHECK(t.options().wait == sy::transport::mpi_wait::passive);
+  report(scenarios::allreduce_suite(t));
+  report(scenarios::identical_bits_suite(t));
+  report(scenarios::broadcast_suite(t));
+  report(scenarios::allgather_suite(t));
+  report(scenarios::reduce_scatter_suite(t));
+  report(scenarios::barrier_suite(t));
+  // Messages: blocking and non-blocking both ways round a ring, then any-source receives at rank 0.
+  const int right = (t.rank() + 1) % t.size();
+  const int left = (t.rank() + t.size() - 1) % t.size();
+  std::vector<double> mine(70001);
+  std::iota(mine.begin(), mine.end(), t.rank() * 100000.0);
+  std::vector<double> theirs(mine.size());
+  auto receive = t.irecv(std::span<double>(theirs), left, 3);
+  auto send = t.isend(std::span<const double>(mine), right, 3);
+  receive.wait();
+  send.wait();
+  CHECK(theirs[70000] == left * 100000.0 + 70000.0);
+  CHECK(receive.status().count == mine.size());
+  if (t.rank() == 0) {
+    std::vector<int> got(2);
+    for (int i = 1; i < t.size(); ++i) {
+      const auto st = t.recv_any(std::span<int>(got), 4);
+      CHECK(got[0] == st.source);
+      CHECK(got[1] == 3 * st.source);
+    }
+  } else {
+    const std::vector<int> payload{t.rank(), 3 * t.rank()};
+    t.send(std::span<const int>(payload), 0, 4);
+  }
+  mpi half = t.split(t.rank() % 2, t.rank());
+  CHECK(half.options().wait == sy::transport::mpi_wait::passive);
+  std::vector<int> one{1};
+  sy::collective::allreduce(half, one);
+  CHECK(one[0] == half.size());
+}
+
+TEST_CASE("mpi.wait.passive_watchdog: the watchdog still times waits that sleep") {
+  mpi t{sy::transport::mpi_options{.timeout = 60s, .wait = sy::transport::mpi_wait::passive}};
+  report(scenarios::allreduce_suite(t));
+  report(scenarios::barrier_suite(t));
+}
+
+namespace {
+
+std::chrono::duration<double> thread_cpu_time() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
+
+}  // namespace
+
+TEST_CASE("mpi.wait.passive_idle: a rank that waits passively gives up its core") {
+  // Rank 0 sleeps 300 ms before it sends and before it enters a barrier; the others wait for it in
+  // a receive, then in the barrier. Spinning would burn about the whole 300 ms each time; the
+  // passive policy tests every 100 us at first, then every millisecond.
+  mpi t{sy::transport::mpi_options{.timeout = 0ms, .wait = sy::transport::mpi_wait::passive}};
+  if (t.size() < 2) return;
+  constexpr auto nap = 300ms;
+  std::vector<int> data(4, t.rank());
+  for (const char* wait : {"receive", "barrier"}) {
+    CAPTURE(wait);
+    t.barrier();
+    if (t.rank() == 0) {
+      std::this_thread::sleep_for(nap);
+      if (std::string_view(wait) == "receive") {
+        for (int r = 1; r < t.size(); ++r) t.send(std::span<const int>(data), r, 8);
+      } else {
+        t.barrier();
+      }
+      continue;
+    }
+    const auto cpu_before = thread_cpu_time();
+    const auto wall_before = std::chrono::steady_clock::now();
+    if (std::string_view(wait) == "receive") {
+      t.recv(std::span<int>(data), 0, 8);
+      CHECK(data[0] == 0);
+    } else {
+      t.barrier();
+    }
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - wall_before;
+    const auto busy = thread_cpu_time() - cpu_before;
+    CAPTURE(waited.count());
+    CAPTURE(busy.count());
+    CHECK(waited.count() >= 0.2);
+    CHECK(busy.count() < 0.25 * waited.count());
+  }
+}
+
+TEST_CASE("mpi.wait: SWITCHYARD_MPI_WAIT sets the default; a malformed value is a usage error naming it") {
+  const char* before = std::getenv("SWITCHYARD_MPI_WAIT");
+  const std::string saved = before ? before : "";
+  ::setenv("SWITCHYARD_MPI_WAIT", "passive", 1);
+  CHECK(sy::transport::mpi_options{}.wait == sy::transport::mpi_wait::passive);
+  ::setenv("SWITCHYARD_MPI_WAIT", "spin", 1);
+  CHECK(sy::transport::mpi_options{}.wait == sy::transport::mpi_wait::spin);
+  ::setenv("SWITCHYARD_MPI_WAIT", "", 1);
+  CHECK(sy::transport::mpi_options{}.wait == sy::transport::mpi_wait::spin);
+  for (const char* bad : {"Passive", "sleep", "1", " passive", "spin,passive"}) {
+    CAPTURE(bad);
+    ::setenv("SWITCHYARD_MPI_WAIT", bad, 1);
+    const std::string expected = "SWITCHYARD_MPI_WAIT must be 'spin' or 'passive', got '" + std::string(bad) + "'";
+    CHECK_THROWS_WITH_AS((void)sy::transport::mpi_options{}, doctest::Contains(expected.c_str()), sy::usage_error);
+  }
+  ::setenv("SWITCHYARD_MPI_WAIT", "sleep", 1);
+  CHECK_THROWS_AS(mpi(), sy::usage_error);
+  if (before) {
+    ::setenv("SWITCHYARD_MPI_WAIT", saved.c_str(), 1);
+  } else {
+    ::unsetenv("SWITCHYARD_MPI_WAIT");
+  }
+  CHECK_THROWS_WITH_AS(mpi(sy::transport::mpi_options{.wait = static_cast<sy::transport::mpi_wait>(7)}),
+                       doctest::Contains("mpi_options::wait must be mpi_wait::spin or mpi_wait::passive, got 7"),
+                       sy::usage_error);
 }
 
 TEST_CASE("mpi.faulty: collectives are exact through delays and a slow rank") {

@@ -1,6 +1,7 @@
 // The MPI transport: a rank's handle on any boost::mpi::communicator (Open MPI, MPICH, under
 // mpirun or Slurm). Arithmetic spans travel as MPI datatypes, never serialized; the native
-// collectives are MPI's own. An optional stall watchdog ends the job when a wait does not finish.
+// collectives are MPI's own. An optional stall watchdog ends the job when a wait does not finish,
+// and a passive wait policy lets a waiting rank give up its core.
 #pragma once
 
 #include <switchyard/core/buffer.hpp>
@@ -14,6 +15,9 @@
 #include <boost/mpi/environment.hpp>
 #include <boost/mpi/operations.hpp>
 #include <mpi.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -36,6 +40,18 @@ namespace switchyard::transport {
 
 class mpi;
 
+/// @brief How a rank waits for a message or a collective to complete (`mpi_options::wait`).
+enum class mpi_wait {
+  /// `MPI_Wait` and the blocking collectives, which spin inside MPI: the fastest answer when each
+  /// rank has a core of its own. The default.
+  spin,
+  /// `MPI_Test`, then a sleep of 20 us doubling to 100 us (to 1 ms once the wait has slept 5 ms)
+  /// until the next test: a waiting rank
+  /// gives up its core at once, for ranks that share cores (the cluster emulator, docs/cluster.md)
+  /// or a co-located rank that must not steal its neighbour's cycles.
+  passive,
+};
+
 namespace detail {
 
 using switchyard::detail::raise;
@@ -54,6 +70,17 @@ inline std::chrono::milliseconds timeout_from_environment() {
   return std::chrono::ceil<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
 }
 
+/// The wait policy named by the environment variable `SWITCHYARD_MPI_WAIT` (`spin` or `passive`),
+/// or `spin` when it is unset or empty; anything else is a `usage_error`.
+inline mpi_wait wait_from_environment() {
+  const char* text = std::getenv("SWITCHYARD_MPI_WAIT");
+  if (text == nullptr || *text == '\0') return mpi_wait::spin;
+  const std::string_view value = text;
+  if (value == "spin") return mpi_wait::spin;
+  if (value == "passive") return mpi_wait::passive;
+  raise<usage_error>(str("SWITCHYARD_MPI_WAIT must be 'spin' or 'passive', got '", value, "'"));
+}
+
 }  // namespace detail
 
 /// @brief Settings of an MPI handle.
@@ -64,6 +91,11 @@ struct mpi_options {
   /// block as long as MPI does; a negative timeout is a `usage_error`. The default comes from the environment variable
   /// `SWITCHYARD_TIMEOUT` (seconds, e.g. `60` or `0.5`), and is off when that is not set.
   std::chrono::milliseconds timeout = detail::timeout_from_environment();
+  /// How every wait of the handle waits: send, receive, a request's `wait()`, barrier and the
+  /// native collectives. `mpi_wait::passive` tests, then sleeps with a short backoff, and runs the
+  /// collectives in their MPI-3 non-blocking forms so that it can. Default: the environment
+  /// variable `SWITCHYARD_MPI_WAIT` (`spin` or `passive`), else `mpi_wait::spin`.
+  mpi_wait wait = detail::wait_from_environment();
   /// Every collective first exchanges a fingerprint of the call with the other ranks and raises
   /// `usage_error` on every rank when they differ (docs/collectives.md#checked-collectives).
   /// Default: the environment variable `SWITCHYARD_CHECK_COLLECTIVES`.
@@ -75,11 +107,51 @@ namespace detail {
 /// The exit status of a job the watchdog ended, as `timeout(1)` uses.
 inline constexpr int watchdog_exit_status = 124;
 
-// Which rank a wait belongs to and how long it may take.
+// Which rank a wait belongs to, how long it may take and how it waits.
 struct watchdog {
   std::chrono::milliseconds timeout{0};
   int rank = 0;        // in the handle's communicator
   int world_rank = 0;  // in MPI_COMM_WORLD, which the report also names when it differs
+  mpi_wait policy = mpi_wait::spin;
+
+  // Whether a wait must poll (MPI_Test) rather than block in MPI_Wait or a blocking collective.
+  [[nodiscard]] bool polls() const noexcept { return timeout.count() != 0 || policy == mpi_wait::passive; }
+};
+
+// The passive policy's sleeps between two tests: 20 us at first, since most waits end within
+// microseconds of a message, doubling to 100 us; once a wait has slept 5 ms, doubling on to 1 ms.
+// MPI progresses only inside a test (an MPI-3 collective advances one round per test; a sleeping
+// rank neither answers a rendezvous nor refills its sockets), so the waits inside a collective
+// want short sleeps: on 4 emulated hosts at 1 Gbit/s, 64 KiB, a native all-reduce took 12.4 ms
+// with 1 ms sleeps, 2.7 ms with 100 us. But a sleep costs about 27 us of CPU on these machines, so
+// 100 us sleeps cost a waiting rank 20% of a core; a long idle wait (a straggler's peers) drops to
+// 3-7%.
+inline constexpr std::chrono::microseconds passive_first_sleep{20};
+inline constexpr std::chrono::microseconds passive_short_sleep{100};
+inline constexpr std::chrono::microseconds passive_short_phase{5000};
+inline constexpr std::chrono::microseconds passive_longest_sleep{1000};
+
+// While a passive wait sleeps, the thread's timer slack is 1 us instead of Linux's default 50 us,
+// which would add that much to every short sleep (measured here: a 20 us sleep took 104 us at the
+// default slack, 53 us at 1 us); restored when the wait ends. A no-op elsewhere.
+class fine_timer_slack {
+ public:
+  fine_timer_slack() noexcept {
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
+    saved_ = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (saved_ > 1000) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+#endif
+  }
+  fine_timer_slack(const fine_timer_slack&) = delete;
+  fine_timer_slack& operator=(const fine_timer_slack&) = delete;
+  ~fine_timer_slack() {
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
+    if (saved_ > 1000) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(saved_), 0, 0, 0);
+#endif
+  }
+
+ private:
+  [[maybe_unused]] int saved_ = 0;
 };
 
 // What a wait is for, kept as plain values: the report is built only when the watchdog fires.
@@ -142,18 +214,30 @@ inline std::string utc_time(std::chrono::system_clock::time_point when) {
   std::abort();  // not reached: MPI_Abort does not return
 }
 
-// Completes `request` as MPI_Wait does; with the watchdog on, polls with MPI_Test instead and
-// reports the stall once the timeout has passed. Returns MPI's error code.
+// Completes `request` as MPI_Wait does. When it must poll, it tests with MPI_Test (which also
+// drives MPI's progress), then yields (spin) or sleeps with a backoff (passive), and with the
+// watchdog on reports the stall once the timeout has passed. Returns MPI's error code.
 inline int watched_wait(MPI_Request& request, MPI_Status* status, const watchdog& watch,
                         const wait_site& site) noexcept {
-  if (watch.timeout.count() == 0) return MPI_Wait(&request, status);
+  if (!watch.polls()) return MPI_Wait(&request, status);
+  const bool timed = watch.timeout.count() != 0;
   const auto started = std::chrono::steady_clock::now();
-  const auto deadline = deadline_after(watch.timeout);
+  const auto deadline = timed ? deadline_after(watch.timeout) : std::chrono::steady_clock::time_point::max();
+  std::chrono::microseconds pause = passive_first_sleep;
+  std::chrono::microseconds slept{0};
+  std::optional<fine_timer_slack> slack;  // set at the first sleep: most waits never sleep
   for (;;) {
     int done = 0;
     if (const int code = MPI_Test(&request, &done, status); code != MPI_SUCCESS || done != 0) return code;
-    if (std::chrono::steady_clock::now() >= deadline) report_stall(watch, site, started);
-    std::this_thread::yield();
+    if (timed && std::chrono::steady_clock::now() >= deadline) report_stall(watch, site, started);
+    if (watch.policy == mpi_wait::passive) {
+      if (!slack) slack.emplace();
+      std::this_thread::sleep_for(pause);
+      slept += pause;
+      pause = std::min(pause * 2, slept < passive_short_phase ? passive_short_sleep : passive_longest_sleep);
+    } else {
+      std::this_thread::yield();
+    }
   }
 }
 
@@ -283,12 +367,15 @@ class mpi_request {
 /// or use `mpi::environment`. Any communicator works (world, a split, one from Slurm);
 /// the handle duplicates it so switchyard's messages never mix with the application's, and sets
 /// it to return errors so that they surface as `transport_error`. With `mpi_options::timeout` (or
-/// `SWITCHYARD_TIMEOUT`) set, a stall watchdog ends the job instead of letting a wait block forever.
+/// `SWITCHYARD_TIMEOUT`) set, a stall watchdog ends the job instead of letting a wait block forever;
+/// with `mpi_options::wait` (or `SWITCHYARD_MPI_WAIT`) `passive`, a waiting rank sleeps instead of
+/// spinning.
 /// @code
 /// boost::mpi::environment env;
 /// switchyard::transport::mpi t{boost::mpi::communicator{}};
 /// switchyard::collective::allreduce(t, grad, switchyard::ops::average{});
 /// switchyard::transport::mpi watched{switchyard::transport::mpi_options{.timeout = std::chrono::minutes(5)}};
+/// switchyard::transport::mpi sleeper{switchyard::transport::mpi_options{.wait = switchyard::transport::mpi_wait::passive}};
 /// @endcode
 class mpi {
  public:
@@ -306,10 +393,15 @@ class mpi {
       detail::raise<usage_error>(detail::str("mpi_options::timeout must be >= 0 (0 turns the watchdog off), got ",
                                              options_.timeout.count(), " ms"));
     }
+    if (options_.wait != mpi_wait::spin && options_.wait != mpi_wait::passive) {
+      detail::raise<usage_error>(detail::str("mpi_options::wait must be mpi_wait::spin or mpi_wait::passive, got ",
+                                             static_cast<int>(options_.wait)));
+    }
     MPI_Comm_set_errhandler(static_cast<MPI_Comm>(communicator_), MPI_ERRORS_RETURN);
     rank_ = communicator_.rank();
     size_ = communicator_.size();
     watch_.timeout = options_.timeout;
+    watch_.policy = options_.wait;
     watch_.rank = rank_;
     MPI_Comm_rank(MPI_COMM_WORLD, &watch_.world_rank);
     checks_->enabled = options_.check_collectives;
@@ -336,7 +428,7 @@ class mpi {
 
   template <arithmetic T>
   void send(std::span<const T> data, int destination, int tag) {
-    if (watched()) {
+    if (polls()) {
       isend(data, destination, tag).wait();
       return;
     }
@@ -450,14 +542,14 @@ class mpi {
 
  private:
   MPI_Comm comm() const { return static_cast<MPI_Comm>(communicator_); }
-  bool watched() const noexcept { return watch_.timeout.count() != 0; }
+  bool polls() const noexcept { return watch_.polls(); }
 
-  // Runs one collective: the blocking call without the watchdog, else its non-blocking form
-  // (MPI-3), waited on under the watchdog.
+  // Runs one collective: the blocking call when waits block, else its non-blocking form (MPI-3),
+  // waited on by polling (the watchdog, the passive policy).
   template <class Blocking, class Start>
   void run_collective(const char* call, const char* name, std::size_t count, Blocking blocking, Start start) {
     const detail::wait_site site{name, detail::no_peer, any_tag, count, size_};
-    if (!watched()) {
+    if (!polls()) {
       detail::mpi_check(blocking(), rank_, call, site);
       return;
     }

@@ -1,0 +1,185 @@
+// A small MPI program for the cluster emulator's tests (tests/cluster/*.sh): where each rank runs,
+// how long a message takes over an emulated link, and how fast a rank computes under its CPU share.
+//
+//   cluster_probe where                      one line per rank: host, network namespace, CPU group,
+//                                            ranks that MPI sees on the same node
+//   cluster_probe ping BYTES TRIALS          rank 0 sends BYTES to rank 1, which answers with one
+//                                            byte; the time of each trial and their median
+//   cluster_probe compute ITERATIONS [--sleep RANK,...]
+//                                            every rank but the sleeping ones runs a dependent loop of
+//                                            ITERATIONS steps; the seconds each one took and the
+//                                            CPU seconds of its loop, and the CPU seconds of every
+//                                            rank (a sleeper's is what its wait cost)
+//
+// Rank 0 prints every result, one `key value` record per line, for the shell tests to parse.
+#include <switchyard/transport/mpi.hpp>
+
+#include <mpi.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+namespace sy = switchyard;
+using probe_clock = std::chrono::steady_clock;
+
+// This process's CPU group (cgroup v1 "cpu" controller, alone or as "cpu,cpuacct").
+std::string cpu_group() {
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    const auto first = line.find(':');
+    const auto second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    std::stringstream controllers(line.substr(first + 1, second - first - 1));
+    for (std::string c; std::getline(controllers, c, ',');) {
+      if (c == "cpu") return line.substr(second + 1);
+    }
+  }
+  return "?";
+}
+
+unsigned long long net_namespace() {
+  struct stat st {};
+  return stat("/proc/self/ns/net", &st) == 0 ? static_cast<unsigned long long>(st.st_ino) : 0;
+}
+
+int where(sy::transport::mpi& t) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, t.rank(), MPI_INFO_NULL, &node);
+  int node_ranks = 0;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  char line[512] = {};
+  std::snprintf(line, sizeof line, "rank %d host %s netns %llu cgroup %s node_ranks %d pid %d", t.rank(), host,
+                net_namespace(), cpu_group().c_str(), node_ranks, static_cast<int>(getpid()));
+  std::vector<char> lines(t.rank() == 0 ? sizeof line * static_cast<std::size_t>(t.size()) : 0);
+  MPI_Gather(line, sizeof line, MPI_CHAR, lines.data(), sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (t.rank() == 0) {
+    for (int r = 0; r < t.size(); ++r) std::printf("%s\n", lines.data() + sizeof line * static_cast<std::size_t>(r));
+  }
+  return 0;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+int ping(sy::transport::mpi& t, std::size_t bytes, int trials) {
+  if (t.size() < 2) {
+    std::fprintf(stderr, "cluster_probe ping: needs 2 ranks\n");
+    return 2;
+  }
+  std::vector<std::uint8_t> message(bytes, static_cast<std::uint8_t>(t.rank()));
+  std::vector<std::uint8_t> answer(1);
+  const auto one_trip = [&](std::span<std::uint8_t> data) {
+    if (t.rank() == 0) {
+      t.send(std::span<const std::uint8_t>(data), 1, 1);
+      t.recv(std::span<std::uint8_t>(answer), 1, 2);
+    } else if (t.rank() == 1) {
+      t.recv(data, 0, 1);
+      t.send(std::span<const std::uint8_t>(answer), 0, 2);
+    }
+  };
+  // Connections are made and TCP's window opened before any timing.
+  one_trip(std::span<std::uint8_t>(message).first(std::min<std::size_t>(bytes, std::size_t{1} << 20)));
+  std::vector<double> seconds;
+  for (int i = 0; i < trials; ++i) {
+    t.barrier();
+    const auto start = probe_clock::now();
+    one_trip(message);
+    seconds.push_back(std::chrono::duration<double>(probe_clock::now() - start).count());
+  }
+  if (t.rank() == 0) {
+    for (const double s : seconds) std::printf("trial_s %.6f\n", s);
+    std::printf("bytes %zu\nmedian_s %.6f\n", bytes, median(seconds));
+  }
+  return 0;
+}
+
+int compute(sy::transport::mpi& t, long long iterations, const std::vector<int>& sleepers) {
+  const bool sleeps = std::find(sleepers.begin(), sleepers.end(), t.rank()) != sleepers.end();
+  t.barrier();
+  double seconds = -1;
+  double loop_cpu = 0;
+  if (!sleeps) {
+    const auto start = probe_clock::now();
+    timespec cpu_start{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_start);
+    // A dependent chain: the time is the core's, not the memory's.
+    volatile double sink = 0;
+    double x = 1.0 + t.rank() * 1e-9;
+    for (long long i = 0; i < iterations; ++i) x = x * 0.999999999 + 1e-9;
+    sink = x;
+    (void)sink;
+    seconds = std::chrono::duration<double>(probe_clock::now() - start).count();
+    timespec cpu_end{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_end);
+    loop_cpu = static_cast<double>(cpu_end.tv_sec - cpu_start.tv_sec) + 1e-9 * static_cast<double>(cpu_end.tv_nsec - cpu_start.tv_nsec);
+  }
+  // A sleeping rank waits here for the others, under the job's wait policy (the emulator's
+  // `run` makes it passive); the gather after it finds everyone there.
+  t.barrier();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double mine[3] = {seconds, loop_cpu,
+                          static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                              1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)};
+  std::vector<double> all(3 * static_cast<std::size_t>(t.size()));
+  MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (t.rank() == 0) {
+    for (std::size_t r = 0; r < static_cast<std::size_t>(t.size()); ++r) {
+      const double* v = all.data() + 3 * r;
+      if (v[0] >= 0) {
+        std::printf("rank %zu seconds %.6f loop_cpu_s %.6f cpu_s %.3f\n", r, v[0], v[1], v[2]);
+      } else {
+        std::printf("rank %zu slept cpu_s %.3f\n", r, v[2]);
+      }
+    }
+  }
+  return 0;
+}
+
+std::vector<int> rank_list(std::string_view text) {
+  std::vector<int> ranks;
+  std::stringstream in{std::string(text)};
+  for (std::string item; std::getline(in, item, ',');) ranks.push_back(std::stoi(item));
+  return ranks;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sy::transport::mpi::environment environment(argc, argv);
+  sy::transport::mpi t;
+  const std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "where") return where(t);
+  if (args.size() == 3 && args[0] == "ping") {
+    return ping(t, std::stoull(std::string(args[1])), std::stoi(std::string(args[2])));
+  }
+  if ((args.size() == 2 || (args.size() == 4 && args[2] == "--sleep")) && args[0] == "compute") {
+    return compute(t, std::stoll(std::string(args[1])), args.size() == 4 ? rank_list(args[3]) : std::vector<int>{});
+  }
+  if (t.rank() == 0) {
+    std::fprintf(stderr, "usage: cluster_probe where | ping BYTES TRIALS | compute ITERATIONS [--sleep RANK,...]\n");
+  }
+  return 2;
+}
