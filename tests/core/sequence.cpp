@@ -62,3 +62,22 @@ TEST_CASE("serialize_sequence: a count above the budget is refused before the se
   // The scope restores the previous budget: none.
   CHECK(switchyard::sequence_budget() == std::numeric_limits<std::uint64_t>::max());
 }
+
+TEST_CASE("serialize_flag: a flag is one byte, 0 or 1; any other byte is refused instead of read into a bool") {
+  for (bool flag : {false, true}) {
+    std::vector<unsigned char> bytes;
+    byte_archive<false> out{&bytes};
+    switchyard::serialize_flag(out, flag);
+    REQUIRE(bytes.size() == 1);
+    CHECK(bytes[0] == (flag ? 1 : 0));
+    bool back = !flag;
+    byte_archive<true> in{&bytes};
+    switchyard::serialize_flag(in, back);
+    CHECK(back == flag);
+  }
+  std::vector<unsigned char> corrupt{62};  // the byte the checkpoint fuzzer put into a bool
+  bool back = false;
+  byte_archive<true> in{&corrupt};
+  CHECK_THROWS_WITH_AS(switchyard::serialize_flag(in, back), doctest::Contains("a loaded flag holds 62, not 0 or 1"),
+                       switchyard::data_error);
+}

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <iterator>
 #include <limits>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -320,6 +322,31 @@ TEST_CASE("checkpoint.refused: a payload with a valid checksum that claims more 
                                  0x76, 0x65, 0x12, 0x00, 0x04, 0x08, 0x04, 0x08, 0x01, 0x00, 0x00, 0x00};
   CHECK_THROWS_AS(sy::train::load<float>(with_header(std::as_bytes(std::span(found))), "found.bin", c.model),
                   sy::data_error);
+}
+
+TEST_CASE("checkpoint.refused: a flag byte other than 0 or 1 is refused as corrupted, not read into a bool") {
+  // The fuzzer's find: Boost's binary archive loads a bool straight from its byte.
+  const sy::train::checkpoint<float> c = sample_checkpoint();  // seed 17, flush_subnormals false, 1.25 s
+  std::vector<std::byte> payload;
+  {
+    std::ostringstream out(std::ios::binary);
+    boost::archive::binary_oarchive archive(out, boost::archive::no_header);
+    archive << c;
+    const std::string text = out.str();
+    for (const char ch : text) payload.push_back(static_cast<std::byte>(ch));
+  }
+  std::array<std::byte, 17> around{};  // seed, the flag, then the wall clock's first bytes
+  const std::uint64_t seed = 17;
+  const double wall = 1.25;
+  std::memcpy(around.data(), &seed, 8);
+  std::memcpy(around.data() + 9, &wall, 8);
+  const auto at = std::search(payload.begin(), payload.end(), around.begin(), around.end());
+  REQUIRE(at != payload.end());
+  *(at + 8) = std::byte{62};
+  CHECK_THROWS_WITH_AS(sy::train::load<float>(with_header(payload), "flag.bin", c.model),
+                       doctest::Contains("checkpoint flag.bin is corrupted: its payload does not decode (a loaded flag "
+                                         "holds 62, not 0 or 1"),
+                       sy::data_error);
 }
 
 TEST_CASE("checkpoint.refused: a checkpoint of another strategy is refused before training" *

@@ -1,6 +1,7 @@
-// Serializing sequences (std::vector, std::string) through any Boost.Serialization-style archive
-// without trusting the counts of what is loaded: a count is checked against a budget before
-// anything is allocated, so a corrupt or hostile file cannot make a reader allocate gigabytes.
+// Serializing sequences (std::vector, std::string) and flags through any Boost.Serialization-style
+// archive without trusting what is loaded: a count is checked against a budget before anything is
+// allocated, so a corrupt or hostile file cannot make a reader allocate gigabytes, and a flag must
+// be 0 or 1.
 #pragma once
 
 #include <switchyard/core/error.hpp>
@@ -75,6 +76,19 @@ void serialize_sequence(Archive& archive, Sequence& s) {
     } else {
       archive & element;
     }
+  }
+}
+
+/// @brief Saves or loads `flag` through `archive` as one byte, 0 or 1. On loading any other byte
+/// raises `data_error`: Boost's binary archives read a `bool` straight from its byte, and a byte
+/// other than 0 or 1 in a `bool` is undefined behaviour (the checkpoint fuzzer found one).
+template <class Archive>
+void serialize_flag(Archive& archive, bool& flag) {
+  std::uint8_t byte = flag ? 1 : 0;
+  archive & byte;
+  if constexpr (Archive::is_loading::value) {
+    if (byte > 1) detail::raise<data_error>(detail::str("a loaded flag holds ", unsigned{byte}, ", not 0 or 1"));
+    flag = byte == 1;
   }
 }
 

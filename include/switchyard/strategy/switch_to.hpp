@@ -6,6 +6,7 @@
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/core/sequence.hpp>
 #include <switchyard/optim/optimizer.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
 #include <switchyard/strategy/replicas.hpp>
@@ -296,7 +297,7 @@ class switch_to {
     bool switched_before = switched_after_.has_value();
     std::uint64_t after = switched_after_.value_or(0);
     std::uint64_t epochs = last_epoch_;
-    archive & switched_before;
+    serialize_flag(archive, switched_before);
     archive & after;
     archive & epochs;
     archive & trained_;

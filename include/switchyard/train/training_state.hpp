@@ -2,6 +2,7 @@
 // holds besides the strategy's progress, as plain data the trainer fills and reads.
 #pragma once
 
+#include <switchyard/core/sequence.hpp>
 #include <switchyard/optim/optimizer.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
 #include <switchyard/train/history.hpp>
@@ -38,7 +39,7 @@ template <class Archive, class T>
 void serialize(Archive& archive, training_state<T>& s, const unsigned int /*version*/) {
   archive & s.epoch;
   archive & s.seed;
-  archive & s.flush_subnormals;
+  serialize_flag(archive, s.flush_subnormals);
   archive & s.wall_seconds;
   serialize_sequence(archive, s.parameters);
   archive & s.optimizer;

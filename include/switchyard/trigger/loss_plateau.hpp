@@ -1,6 +1,7 @@
 // Switch when the training loss has stopped improving.
 #pragma once
 
+#include <switchyard/core/sequence.hpp>
 #include <switchyard/train/history.hpp>
 
 #include <cmath>
@@ -46,7 +47,7 @@ template <class Archive>
 void serialize(Archive& archive, loss_plateau& t, const unsigned int /*version*/) {
   archive & t.smoothed;
   archive & t.flat;
-  archive & t.started;
+  serialize_flag(archive, t.started);
 }
 
 }  // namespace switchyard::trigger
