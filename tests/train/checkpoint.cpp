@@ -343,10 +343,14 @@ TEST_CASE("checkpoint.refused: a flag byte other than 0 or 1 is refused as corru
   const auto at = std::search(payload.begin(), payload.end(), around.begin(), around.end());
   REQUIRE(at != payload.end());
   *(at + 8) = std::byte{62};
-  CHECK_THROWS_WITH_AS(sy::train::load<float>(with_header(payload), "flag.bin", c.model),
-                       doctest::Contains("checkpoint flag.bin is corrupted: its payload does not decode (a loaded flag "
-                                         "holds 62, not 0 or 1"),
-                       sy::data_error);
+  std::string what;
+  try {
+    (void)sy::train::load<float>(with_header(payload), "flag.bin", c.model);
+  } catch (const sy::data_error& e) {
+    what = e.what();
+  }
+  CHECK(what.find("checkpoint flag.bin is corrupted: its payload does not decode") != std::string::npos);
+  CHECK(what.find("a loaded flag holds 62, not 0 or 1") != std::string::npos);
 }
 
 TEST_CASE("checkpoint.refused: a checkpoint of another strategy is refused before training" *
