@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace switchyard::strategy {
@@ -88,7 +89,12 @@ class switch_to {
                 "trigger/trigger.hpp");
 
  public:
-  switch_to() = default;
+  /// Only when every part is default-constructible: a trigger with a run-time threshold
+  /// (`after_steps{n}`) must be given.
+  switch_to()
+    requires(std::is_default_constructible_v<First> && std::is_default_constructible_v<Second> &&
+             std::is_default_constructible_v<Trigger>)
+  = default;
   switch_to(First first, Second second, Trigger trigger, switch_options options = {})
       : first_(std::move(first)), second_(std::move(second)), trigger_(std::move(trigger)), options_(options) {}
 
