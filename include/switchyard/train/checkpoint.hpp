@@ -462,9 +462,9 @@ std::uint64_t resume(Trainer& trainer, const std::filesystem::path& path, const 
                                           "', this run's strategy is '", signature, "'"));
   }
   if (c.state.flush_subnormals != trainer.options().flush_subnormals) {
-    const auto mode = [](bool flush) { return flush ? "flushing subnormal floats to zero" : "keeping subnormal floats"; };
-    detail::raise<data_error>(detail::str("checkpoint ", path.string(), " was trained ", mode(c.state.flush_subnormals),
-                                          ", this run is set to ", mode(trainer.options().flush_subnormals),
+    detail::raise<data_error>(detail::str("checkpoint ", path.string(), " was trained ",
+                                          detail::subnormal_mode(c.state.flush_subnormals), ", this run is set to ",
+                                          detail::subnormal_mode(trainer.options().flush_subnormals),
                                           " (trainer_options::flush_subnormals): resume with the same setting"));
   }
   decode_progress(trainer.strategy(), c.strategy_progress, path.string());

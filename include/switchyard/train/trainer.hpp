@@ -328,9 +328,9 @@ std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result) {
                                            state.seed, ", this run has seed ", options_.seed));
   }
   if (state.flush_subnormals != options_.flush_subnormals) {
-    const auto mode = [](bool flush) { return flush ? "flushing subnormal floats to zero" : "keeping subnormal floats"; };
-    detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained ", mode(state.flush_subnormals),
-                                           ", this run is set to ", mode(options_.flush_subnormals),
+    detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained ",
+                                           detail::subnormal_mode(state.flush_subnormals), ", this run is set to ",
+                                           detail::subnormal_mode(options_.flush_subnormals),
                                            " (trainer_options::flush_subnormals); resume with the same setting"));
   }
   std::copy(state.parameters.begin(), state.parameters.end(), parameters.begin());

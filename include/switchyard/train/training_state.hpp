@@ -10,6 +10,15 @@
 #include <cstdint>
 #include <vector>
 
+namespace switchyard::detail {
+
+// The words for a `flush_subnormals` setting in the messages that refuse a resume under the other one.
+[[nodiscard]] constexpr const char* subnormal_mode(bool flush) noexcept {
+  return flush ? "flushing subnormal floats to zero" : "keeping subnormal floats";
+}
+
+}  // namespace switchyard::detail
+
 namespace switchyard::train {
 
 /// @brief Everything the trainer needs to continue a run after epoch `epoch` exactly as it would
