@@ -5,7 +5,6 @@
 //   build/examples/custom_policy --ranks 4 --epochs 6 --period 8 --switch-accuracy 0.84
 //   build/examples/custom_policy --strategy local --period 16 --expect-accuracy 0.8
 #include <switchyard/collective/allreduce.hpp>
-#include <switchyard/collective/broadcast.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/data/dataset.hpp>
@@ -13,11 +12,10 @@
 #include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/adam.hpp>
-#include <switchyard/optim/optimizer_state.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/train/history.hpp>
-#include <switchyard/train/strategy.hpp>
+#include <switchyard/strategy/policy.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/trigger.hpp>
@@ -47,10 +45,13 @@ namespace {
 /// `period` steps the ranks average their parameters with one all-reduce, a K-th of the messages
 /// of `strategy::all_reduce`.
 ///
-/// The trainer evaluates each rank's replica on its own block of the test set and expects the
-/// replicas to agree at every epoch's end, so `end_epoch` and `finish` average whatever steps are
-/// left over. Every worker takes the same number of steps per epoch, so all ranks count alike and
-/// enter the same all-reduces with no message of their own.
+/// Besides the two required members, `name` and `step`, it writes only `end_epoch`: the trainer
+/// evaluates each rank's replica on its own block of the test set, so the replicas must agree at
+/// every epoch's end, and `end_epoch` averages whatever steps are left over. The rest is the
+/// protocol's default (strategy/traits.hpp): every rank is a worker, setup and the hand-over to
+/// another stage give every rank rank 0's parameters and optimizer state. Every worker takes the
+/// same number of steps per epoch, so all ranks count alike and enter the same all-reduces with
+/// no message of their own.
 class local_sgd {
  public:
   explicit local_sgd(std::size_t period = 8) : period_(period) {
@@ -63,23 +64,7 @@ class local_sgd {
   [[nodiscard]] std::size_t averages() const noexcept { return averages_; }
 
   template <class Transport, class Model, class Optimizer>
-  void setup(Transport& t, Model& model, Optimizer&) {
-    sy::collective::broadcast(t, model.parameters(), 0);
-    since_average_ = 0;
-  }
-
-  template <class Transport>
-  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
-    return static_cast<std::size_t>(t.size());
-  }
-
-  template <class Transport>
-  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
-    return static_cast<std::size_t>(t.rank());
-  }
-
-  template <class Transport, class Model, class Optimizer>
-  sy::train::step_outcome step(Transport& t, Model& model, Optimizer& optimizer) {
+  sy::strategy::step_outcome step(Transport& t, Model& model, Optimizer& optimizer) {
     optimizer.step(model.parameters(), model.gradients());
     if (++since_average_ < period_) return {};
     return {average(t, model), std::nullopt};
@@ -88,22 +73,6 @@ class local_sgd {
   template <class Transport, class Model, class Optimizer>
   void end_epoch(Transport& t, Model& model, Optimizer&) {
     if (since_average_ > 0) average(t, model);
-  }
-
-  /// Before another strategy takes over: the optimizers' states are averaged too (each rank's
-  /// moments saw only its own gradients), so that an all-reduce stage starts from replicas that
-  /// are identical in parameters and state, and keeps them identical.
-  template <class Transport, class Model, class Optimizer>
-  void hand_over(Transport& t, Model& model, Optimizer& optimizer) {
-    end_epoch(t, model, optimizer);
-    sy::optim::optimizer_state<typename Optimizer::value_type> state = optimizer.export_state();
-    for (auto& slot : state.slots) sy::collective::allreduce(t, slot, sy::ops::average{});
-    optimizer.import_state(std::move(state));
-  }
-
-  template <class Transport, class Model, class Optimizer>
-  void finish(Transport& t, Model& model, Optimizer& optimizer) {
-    end_epoch(t, model, optimizer);
   }
 
  private:
@@ -123,7 +92,7 @@ class local_sgd {
   std::size_t averages_ = 0;
 };
 
-static_assert(sy::train::strategy<local_sgd, sy::nn::mlp<>, sy::optim::adam<>, sy::transport::inproc>);
+static_assert(sy::strategy::policy<local_sgd, sy::nn::mlp<>, sy::optim::adam<>, sy::transport::inproc>);
 
 /// @brief Fires after the first epoch whose test accuracy reaches `threshold`. Every rank sees the
 /// same record, so every rank fires after the same epoch.

@@ -43,11 +43,13 @@
 #include <switchyard/optim/warmup.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/replicas.hpp>
 #include <switchyard/strategy/switch_to.hpp>
+#include <switchyard/strategy/traits.hpp>
+#include <switchyard/train/batch_source.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/history.hpp>
-#include <switchyard/train/strategy.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/train/training_state.hpp>
 #include <switchyard/data/batch.hpp>

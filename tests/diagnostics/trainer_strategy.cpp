@@ -1,4 +1,4 @@
-// A strategy without step() and the other members of train::strategy is refused by trainer::fit.
+// A strategy without name() is refused by trainer::fit, which names the missing member.
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/transport/inproc.hpp>
@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <string_view>
 #include <vector>
 
 struct linear_model {
@@ -17,8 +16,8 @@ struct linear_model {
   switchyard::nn::evaluation evaluate(const switchyard::data::batch_view&) { return {}; }
 };
 
-struct only_a_name {
-  std::string_view name() const { return "nameless"; }
+struct only_a_step {
+  void step(switchyard::transport::inproc&, linear_model&, switchyard::optim::sgd<>&) {}
 };
 
 int main() {
@@ -26,7 +25,7 @@ int main() {
   sy::transport::run_inproc(1, [](sy::transport::inproc& t) {
     linear_model model;
     sy::optim::sgd optimizer{4, 0.1};
-    sy::train::trainer trainer{model, optimizer, only_a_name{}};
+    sy::train::trainer trainer{model, optimizer, only_a_step{}};
     const auto data = std::make_shared<const sy::data::dataset>(std::vector<std::uint8_t>(4), std::vector<std::uint8_t>(1), 2, 2);
     trainer.fit(t, data, *data);
   });

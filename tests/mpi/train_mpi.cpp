@@ -21,7 +21,9 @@
 
 #include <cmath>
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -124,6 +126,50 @@ TEST_CASE("mpi.train.switch: both orders switch after the same epoch with identi
   using ar = sy::strategy::all_reduce<>;
   check(sy::strategy::switch_to{ps{1}, ar{}, sy::trigger::after_epochs{1}}, "allreduce");
   check(sy::strategy::switch_to{ar{}, ps{1}, sy::trigger::after_epochs{1}}, "ps");
+}
+
+namespace {
+
+// A user's strategy of the two required members: each process trains its replica alone.
+struct independent_replicas {
+  std::optional<std::vector<float>> first_parameters;  // at this stage's first step on this process
+  [[nodiscard]] std::string_view name() const noexcept { return "independent"; }
+  template <class Transport, class Model, class Optimizer>
+  void step(Transport&, Model& m, Optimizer& o) {
+    if (!first_parameters) first_parameters.emplace(m.parameters().begin(), m.parameters().end());
+    o.step(m.parameters(), m.gradients());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("mpi.train.two_members: name() and step() alone train in the trainer and in either order of a switch, "
+          "every stage starting from identical replicas") {
+  sy::transport::mpi t;
+  using ar = sy::strategy::all_reduce<>;
+  // Trains 3 epochs under `prototype` from a start that differs per process; returns the strategy.
+  const auto trained = [&](auto prototype) {
+    const auto data = fixtures::quadrants(480, 7);
+    sy::nn::mlp model{11 + static_cast<std::uint64_t>(t.rank()), {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = 3;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, prototype, options};
+    const sy::train::history h = trainer.fit(t, data, *data);
+    CHECK(h.epochs.size() == 3u);
+    return trainer.strategy();
+  };
+  // First: the default setup gives every process rank 0's parameters before the first step.
+  const auto first = trained(sy::strategy::switch_to{independent_replicas{}, ar{}, sy::trigger::after_epochs{2}});
+  check_identical_everywhere(t, first.first().first_parameters.value());
+  // Second, after all-reduce and after a parameter server: the default setup again.
+  const auto after_ar = trained(sy::strategy::switch_to{ar{}, independent_replicas{}, sy::trigger::after_epochs{1}});
+  check_identical_everywhere(t, after_ar.second().first_parameters.value());
+  if (t.size() < 2) return;
+  const auto after_ps = trained(sy::strategy::switch_to{sy::strategy::parameter_server<>{1}, independent_replicas{},
+                                                        sy::trigger::after_epochs{1}});
+  check_identical_everywhere(t, after_ps.second().first_parameters.value());
 }
 
 TEST_CASE("mpi.train.switch.within_epoch: a step trigger switches every process after the same batch") {

@@ -1,7 +1,8 @@
 #include <switchyard/strategy/all_reduce.hpp>
 
 #include <switchyard/optim/sgd.hpp>
-#include <switchyard/train/strategy.hpp>
+#include <switchyard/strategy/policy.hpp>
+#include <switchyard/strategy/traits.hpp>
 #include <switchyard/transport/inproc.hpp>
 
 #include <doctest/doctest.h>
@@ -23,8 +24,8 @@ struct arenas {
 
 }  // namespace
 
-static_assert(sy::train::strategy<sy::strategy::all_reduce<>, arenas, sy::optim::sgd<>, sy::transport::inproc>);
-static_assert(sy::train::strategy<sy::strategy::all_reduce<sy::algorithm::ring>, arenas, sy::optim::sgd<>,
+static_assert(sy::strategy::policy<sy::strategy::all_reduce<>, arenas, sy::optim::sgd<>, sy::transport::inproc>);
+static_assert(sy::strategy::policy<sy::strategy::all_reduce<sy::algorithm::ring>, arenas, sy::optim::sgd<>,
                                   sy::transport::inproc>);
 
 TEST_CASE_TEMPLATE("all_reduce.strategy: rank 0's start, averaged gradients, identical updates", Algorithm,
@@ -36,11 +37,11 @@ TEST_CASE_TEMPLATE("all_reduce.strategy: rank 0's start, averaged gradients, ide
       arenas model{std::vector<float>(7, 10.0f + r), std::vector<float>(7, r)};
       sy::optim::sgd optimizer{7, 0.5};
       sy::strategy::all_reduce<Algorithm> strategy;
-      strategy.setup(t, model, optimizer);
+      sy::strategy::traits::setup(strategy, t, model, optimizer);
       CHECK(model.params[6] == 10.0f);  // everyone starts from rank 0
-      CHECK(strategy.worker_count(t) == static_cast<std::size_t>(t.size()));
-      CHECK(strategy.worker_index(t) == static_cast<std::size_t>(t.rank()));
-      const sy::train::step_outcome outcome = strategy.step(t, model, optimizer);
+      CHECK(sy::strategy::traits::worker_count(strategy, t) == static_cast<std::size_t>(t.size()));
+      CHECK(sy::strategy::traits::worker_index(strategy, t) == static_cast<std::size_t>(t.rank()));
+      const sy::strategy::step_outcome outcome = strategy.step(t, model, optimizer);
       CHECK(outcome.bytes_sent == (t.size() > 1 ? 7 * sizeof(float) : 0));
       // The update trained one batch per rank, and the schedule counts them.
       CHECK(optimizer.export_state().clock == static_cast<std::uint64_t>(t.size()));

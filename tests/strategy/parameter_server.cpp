@@ -3,6 +3,7 @@
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/traits.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 
@@ -22,7 +23,7 @@
 namespace sy = switchyard;
 namespace consistency = sy::strategy::consistency;
 
-static_assert(sy::train::strategy<sy::strategy::parameter_server<>, sy::nn::mlp<>, sy::optim::sgd<>,
+static_assert(sy::strategy::policy<sy::strategy::parameter_server<>, sy::nn::mlp<>, sy::optim::sgd<>,
                                   sy::transport::inproc>);
 // A run-time bound deduces the dynamic staleness (not bounded<0>, which would say "synchronous"),
 // a fixed one takes no value.
@@ -78,7 +79,7 @@ std::vector<outcome> train(int ranks, Strategy strategy, std::size_t batch, std:
     result.history = trainer.fit(t, data, *test);
     result.parameters.assign(model.parameters().begin(), model.parameters().end());
     if constexpr (requires { trainer.strategy().statistics(); }) result.statistics = trainer.strategy().statistics();
-    result.served = !trainer.strategy().worker_index(t).has_value();
+    result.served = !sy::strategy::traits::worker_index(trainer.strategy(), t).has_value();
     result.schedule_clock = optimizer.export_state().clock;
     return result;
   });

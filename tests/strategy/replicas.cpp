@@ -65,9 +65,3 @@ TEST_CASE("replicas.verify_replicas: differing replicas are refused on every ran
                     "than rank 0") != std::string::npos);
   }
 }
-
-TEST_CASE("replicas.is_replicated: all_reduce says so; a stage without replicated() is not") {
-  struct plain {};
-  CHECK(sy::strategy::is_replicated(sy::strategy::all_reduce<>{}));
-  CHECK_FALSE(sy::strategy::is_replicated(plain{}));
-}

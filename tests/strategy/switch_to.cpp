@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -36,7 +37,7 @@ using ps = strategy::parameter_server<>;
 using sync_ps = strategy::parameter_server<strategy::consistency::sync>;
 using ar = strategy::all_reduce<>;
 
-static_assert(sy::train::strategy<strategy::switch_to<ps, ar, trigger::after_epochs<2>>, sy::nn::mlp<>,
+static_assert(strategy::policy<strategy::switch_to<ps, ar, trigger::after_epochs<2>>, sy::nn::mlp<>,
                                   sy::optim::sgd<>, sy::transport::inproc>);
 
 namespace {
@@ -425,42 +426,40 @@ TEST_CASE("switch_to.options.rescale_for_batch: all-reduce over 4 ranks to an as
 
 namespace {
 
-// A user's first stage with no hand_over: every rank trains its replica alone with its own batches
-// and its own Adam, so parameters and optimizer state differ across ranks when it ends.
+// A user's first stage with only the two required members: every rank trains its replica alone
+// with its own batches and its own Adam, so parameters and optimizer state differ across ranks
+// when it ends. It records the fingerprint of its rank's training state at its first step.
 struct independent_replicas {
+  std::optional<std::uint64_t> first_fingerprint;
   [[nodiscard]] std::string_view name() const noexcept { return "independent"; }
   template <class Transport, class Model, class Optimizer>
-  void setup(Transport&, Model&, Optimizer&) {}
-  template <class Transport>
-  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
-    return static_cast<std::size_t>(t.size());
-  }
-  template <class Transport>
-  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
-    return static_cast<std::size_t>(t.rank());
-  }
-  template <class Transport, class Model, class Optimizer>
-  sy::train::step_outcome step(Transport&, Model& m, Optimizer& o) {
+  void step(Transport&, Model& m, Optimizer& o) {
+    if (!first_fingerprint) first_fingerprint = strategy::training_state_fingerprint(m, o);
     o.step(m.parameters(), m.gradients());
-    return {};
   }
-  template <class Transport, class Model, class Optimizer>
-  void finish(Transport&, Model&, Optimizer&) {}
 };
 
-// A stage that claims to keep replicas identical but sets up nothing: what checked mode must catch.
+// A stage that claims to keep replicas identical but sets up nothing, after a first stage whose
+// hand-over leaves the replicas apart: what checked mode must catch.
 struct claims_replicas : independent_replicas {
   [[nodiscard]] std::string_view name() const noexcept { return "claims"; }
   [[nodiscard]] static constexpr bool replicated() noexcept { return true; }
+  template <class Transport, class Model, class Optimizer>
+  void setup(Transport&, Model&, Optimizer&) {}
+};
+struct keeps_replicas_apart : independent_replicas {
+  template <class Transport, class Model, class Optimizer>
+  void hand_over(Transport&, Model&, Optimizer&) {}
 };
 
 struct replica_state {
   std::uint64_t fingerprint = 0;
   std::vector<float> parameters;
+  std::uint64_t stage_start = 0;  // a second two-member stage: the fingerprint at its first step
 };
 
-template <class Second>
-std::vector<replica_state> independent_then(Second second, int ranks, bool checked) {
+template <class First, class Second>
+std::vector<replica_state> first_then(First first, Second second, int ranks, bool checked) {
   const auto data = fixtures::quadrants(480, 7);
   sy::transport::inproc_options world;
   world.check_collectives = checked;
@@ -472,14 +471,22 @@ std::vector<replica_state> independent_then(Second second, int ranks, bool check
         sy::train::trainer_options options;
         options.epochs = 3;
         options.batch_size = 8;
-        sy::train::trainer trainer{model, optimizer,
-                                   strategy::switch_to{independent_replicas{}, second, trigger::after_epochs<1>{}},
+        sy::train::trainer trainer{model, optimizer, strategy::switch_to{first, second, trigger::after_epochs<1>{}},
                                    options};
         trainer.fit(t, data, *data);
-        return replica_state{strategy::training_state_fingerprint(model, optimizer),
+        replica_state result{strategy::training_state_fingerprint(model, optimizer),
                              {model.parameters().begin(), model.parameters().end()}};
+        if constexpr (std::is_same_v<Second, independent_replicas>) {
+          result.stage_start = trainer.strategy().second().first_fingerprint.value_or(0);
+        }
+        return result;
       },
       world);
+}
+
+template <class Second>
+std::vector<replica_state> independent_then(Second second, int ranks, bool checked) {
+  return first_then(independent_replicas{}, second, ranks, checked);
 }
 
 }  // namespace
@@ -501,11 +508,45 @@ TEST_CASE("switch_to.replicas: all-reduce after a stage without hand_over starts
 
 TEST_CASE("switch_to.replicas: in checked mode a replicated stage that starts from differing replicas is refused at "
           "the switch, naming the ranks" * doctest::timeout(120)) {
-  CHECK_THROWS_WITH_AS(independent_then(claims_replicas{}, 3, true),
+  CHECK_THROWS_WITH_AS(first_then(keeps_replicas_apart{}, claims_replicas{}, 3, true),
                        doctest::Contains("replicas differ after the switch to 'claims': rank(s) 1, 2 hold other "
                                          "parameters or optimizer state than rank 0"),
                        sy::usage_error);
-  CHECK_NOTHROW(independent_then(claims_replicas{}, 3, false));  // unchecked: nothing looks
+  CHECK_NOTHROW(first_then(keeps_replicas_apart{}, claims_replicas{}, 3, false));  // unchecked: nothing looks
+}
+
+TEST_CASE("switch_to.two_members: a strategy of name() and step() alone trains under the trainer and in either "
+          "order of a switch, every stage starting from identical replicas" * doctest::timeout(120)) {
+  for (const int ranks : {1, 2, 3, 4}) {
+    CAPTURE(ranks);
+    // Alone in the trainer: the default setup makes every replica start from rank 0's.
+    const auto data = fixtures::quadrants(480, 7);
+    const std::vector<std::uint64_t> starts = sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
+      sy::nn::mlp model{11 + static_cast<std::uint64_t>(t.rank()), {8, 8, 1}, 4};  // a different start per rank
+      sy::optim::adam optimizer{model.parameters().size(), 0.01};
+      sy::train::trainer_options options;
+      options.epochs = 2;
+      options.batch_size = 8;
+      sy::train::trainer trainer{model, optimizer, independent_replicas{}, options};
+      const sy::train::history h = trainer.fit(t, data, *data);
+      CHECK(h.epochs.size() == 2u);
+      CHECK(h.last().steps == 60 / static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks));
+      return trainer.strategy().first_fingerprint.value();
+    });
+    for (const std::uint64_t s : starts) CHECK(s == starts[0]);
+    // Two-member stage first: the default hand-over gives all-reduce identical replicas (checked
+    // mode also verifies them right after the switch).
+    const std::vector<replica_state> then_ar = first_then(independent_replicas{}, ar{}, ranks, true);
+    for (const replica_state& r : then_ar) CHECK(r.fingerprint == then_ar[0].fingerprint);
+    // Two-member stage second, after all-reduce and after a parameter server: identical at its
+    // first step.
+    const std::vector<replica_state> after_ar = first_then(ar{}, independent_replicas{}, ranks, false);
+    for (const replica_state& r : after_ar) CHECK(r.stage_start == after_ar[0].stage_start);
+    if (ranks > 1) {
+      const std::vector<replica_state> after_ps = first_then(ps{1}, independent_replicas{}, ranks, false);
+      for (const replica_state& r : after_ps) CHECK(r.stage_start == after_ps[0].stage_start);
+    }
+  }
 }
 
 TEST_CASE("switch_to.stop_when: a copy of the switch made inside an epoch decides on its own state") {
@@ -513,6 +554,7 @@ TEST_CASE("switch_to.stop_when: a copy of the switch made inside an epoch decide
   struct recording_stage : independent_replicas {
     std::function<bool(std::size_t)> stop;
     void stop_when(std::function<bool(std::size_t)> f) { stop = std::move(f); }
+    [[nodiscard]] std::optional<std::size_t> stopped_after() const { return std::nullopt; }
   };
   sy::transport::run_inproc(1, [](sy::transport::inproc& t) {
     std::optional<strategy::switch_to<recording_stage, ar, trigger::after_steps<>>> original;

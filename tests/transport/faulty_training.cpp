@@ -22,7 +22,7 @@ namespace sy = switchyard;
 using sy::transport::faulty;
 using sy::transport::inproc;
 
-static_assert(sy::train::strategy<sy::strategy::parameter_server<>, sy::nn::mlp<>, sy::optim::sgd<>, faulty<inproc>>);
+static_assert(sy::strategy::policy<sy::strategy::parameter_server<>, sy::nn::mlp<>, sy::optim::sgd<>, faulty<inproc>>);
 
 namespace {
 

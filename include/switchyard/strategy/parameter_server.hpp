@@ -8,7 +8,7 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/threshold.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
-#include <switchyard/train/strategy.hpp>
+#include <switchyard/strategy/policy.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
@@ -121,14 +121,14 @@ class parameter_server {
   /// Asynchronous and bounded servers hand out the epoch's batches first come, first served
   /// (server 0 decides), so a fast worker trains more of them than a slow one; synchronous
   /// servers need one gradient per worker per step, so workers keep their static shards.
-  [[nodiscard]] bool assigns_batches() const noexcept { return !std::is_same_v<Consistency, consistency::sync>; }
+  [[nodiscard]] bool hands_out_batches() const noexcept { return !std::is_same_v<Consistency, consistency::sync>; }
 
   /// Before each epoch of `batches` batches: servers start the epoch's clocks and assignments.
   template <class Transport>
   void begin_epoch(Transport& t, std::size_t batches);
 
   template <class Transport, class Model, class Optimizer>
-  train::step_outcome step(Transport& t, Model& model, Optimizer& optimizer);
+  step_outcome step(Transport& t, Model& model, Optimizer& optimizer);
 
   /// Server 0, which hands out the batches, stops handing them out once `rule(n)` is true for the
   /// n batches of this part of the epoch handed out so far; the workers finish the ones they hold.
@@ -252,10 +252,6 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   if (worker_index(t)) return;
   const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
-  // A synchronous update averages one batch of every worker; the others apply one batch each.
-  if constexpr (requires { optimizer.set_schedule_stride(std::uint64_t{1}); }) {
-    optimizer.set_schedule_stride(batches_per_update(t));
-  }
   completed_.assign(workers_, 0);
   active_.assign(workers_, true);
   waiting_.assign(workers_, false);
@@ -279,7 +275,7 @@ void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batche
 
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
-train::step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer&) {
+step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer&) {
   using request = decltype(t.isend(std::span<const float>(), 0, 0));
   std::vector<request>& requests = detail::step_requests<request>();
   // Pending requests must not outlive a step that throws: they would reach the thread's exit.
@@ -291,7 +287,7 @@ train::step_outcome parameter_server<Consistency>::step(Transport& t, Model& mod
   std::span<float> parameters = model.parameters();
   std::span<const float> gradients = model.gradients();
   // Post every pull before any push, so a server's reply always finds its receive waiting.
-  if (assigns_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
+  if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
   for (std::size_t s = 0; s < servers_; ++s) {
     const collective::block b = shard(s);
     requests.push_back(t.irecv(parameters.subspan(b.offset, b.size), server_rank(s), pull_tag));
@@ -304,8 +300,8 @@ train::step_outcome parameter_server<Consistency>::step(Transport& t, Model& mod
   stats_.worker_wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   stats_.bytes_pushed += gradients.size_bytes();
   stats_.bytes_pulled += parameters.size_bytes();
-  train::step_outcome outcome{gradients.size_bytes(), std::nullopt};
-  if (assigns_batches() && assignment_ >= 0) outcome.next_batch = static_cast<std::size_t>(assignment_);
+  step_outcome outcome{gradients.size_bytes(), std::nullopt};
+  if (hands_out_batches() && assignment_ >= 0) outcome.next_batch = static_cast<std::size_t>(assignment_);
   return outcome;
 }
 
@@ -313,7 +309,7 @@ template <class Consistency>
 template <class Transport, class Span>
 void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
   t.send(std::span<const float>(shard_parameters), static_cast<int>(worker), pull_tag);
-  if (assigns_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
+  if (hands_out_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
     if (!stopped_after_ && next_batch_ < batches_ && stop_rule_ && stop_rule_(next_batch_)) stopped_after_ = next_batch_;
     const bool more = !stopped_after_ && next_batch_ < batches_;
     const std::int64_t assignment = more ? static_cast<std::int64_t>(next_batch_++) : -1;

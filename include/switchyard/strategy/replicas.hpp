@@ -79,17 +79,6 @@ void verify_replicas(Transport& t, Model& model, const Optimizer& optimizer, std
   }
 }
 
-/// @brief Whether a stage keeps replicas identical (every rank holds the whole model and the
-/// whole optimizer state, as under `all_reduce`): its `replicated()`, false for a stage without one.
-template <class Stage>
-[[nodiscard]] bool is_replicated(const Stage& stage) {
-  if constexpr (requires { { stage.replicated() } -> std::convertible_to<bool>; }) {
-    return static_cast<bool>(stage.replicated());
-  } else {
-    return false;
-  }
-}
-
 /// Whether the transport runs checked collectives (`SWITCHYARD_CHECK_COLLECTIVES=1`, or the
 /// transport's option).
 template <class Transport>

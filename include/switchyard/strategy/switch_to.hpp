@@ -9,9 +9,10 @@
 #include <switchyard/core/sequence.hpp>
 #include <switchyard/optim/optimizer.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
+#include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/replicas.hpp>
+#include <switchyard/strategy/traits.hpp>
 #include <switchyard/train/history.hpp>
-#include <switchyard/train/strategy.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <algorithm>
@@ -84,6 +85,14 @@ inline constexpr bool is_switch_to<switch_to<First, Second, Trigger>> = true;
 /// @tparam First, Second strategies; @tparam Trigger a `trigger::trigger`.
 template <class First, class Second, class Trigger>
 class switch_to {
+  static_assert(requires(const First& s) {
+    { s.name() } -> std::convertible_to<std::string_view>;
+  }, "the first stage of switch_to must provide name() const, returning its name as something convertible to "
+     "std::string_view: see strategy/policy.hpp");
+  static_assert(requires(const Second& s) {
+    { s.name() } -> std::convertible_to<std::string_view>;
+  }, "the second stage of switch_to must provide name() const, returning its name as something convertible to "
+     "std::string_view: see strategy/policy.hpp");
   static_assert(trigger::trigger<Trigger>,
                 "the trigger must be copyable and provide fire(const train::epoch_record&) returning bool: see "
                 "trigger/trigger.hpp");
@@ -114,49 +123,39 @@ class switch_to {
 
   /// The active stage's name (a copy: a stage's `name()` may return a temporary string).
   [[nodiscard]] std::string name() const {
-    return active([](const auto& s) { return std::string(std::string_view(s.name())); });
+    return active([](const auto& s) { return traits::name(s); });
   }
 
   /// Sets up the active stage: the first, or, in a run resumed from a checkpoint taken after the
   /// switch, the second.
   template <class Transport, class Model, class Optimizer>
   void setup(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { s.setup(t, m, o); });
+    check_stages<Transport, Model, Optimizer>();
+    active([&](auto& s) { traits::setup(s, t, m, o); });
   }
 
-  /// Whether the active stage keeps replicas identical (`is_replicated`).
+  /// Whether the active stage keeps replicas identical (`traits::replicated`).
   [[nodiscard]] bool replicated() const {
-    return active([](const auto& s) { return is_replicated(s); });
+    return active([](const auto& s) { return traits::replicated(s); });
   }
 
   template <class Transport>
   [[nodiscard]] std::size_t worker_count(const Transport& t) const {
-    return switched() ? second_.worker_count(t) : first_.worker_count(t);
+    return active([&](const auto& s) { return traits::worker_count(s, t); });
   }
 
   template <class Transport>
   [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
-    return switched() ? second_.worker_index(t) : first_.worker_index(t);
+    return active([&](const auto& s) { return traits::worker_index(s, t); });
   }
 
-  /// The active stage's `batches_per_update(t)`, for switches nested in switches.
   template <class Transport>
-    requires requires(const First& f, const Second& s, const Transport& t) {
-      f.batches_per_update(t);
-      s.batches_per_update(t);
-    }
   [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
-    return active([&](const auto& s) -> std::size_t { return s.batches_per_update(t); });
+    return active([&](const auto& s) { return traits::batches_per_update(s, t); });
   }
 
-  [[nodiscard]] bool assigns_batches() const {
-    return active([](const auto& s) {
-      if constexpr (requires { s.assigns_batches(); }) {
-        return s.assigns_batches();
-      } else {
-        return false;
-      }
-    });
+  [[nodiscard]] bool hands_out_batches() const {
+    return active([](const auto& s) { return traits::hands_out_batches(s); });
   }
 
   template <class Transport>
@@ -166,31 +165,27 @@ class switch_to {
     part_steps_ = 0;
     stopping_ = false;
     if constexpr (trigger::within_epoch<Trigger>) {
-      if constexpr (requires { first_.stop_when(std::function<bool(std::size_t)>{}); }) {
-        if (!switched()) {
-          // By value: the count trained before this part and the trigger do not change within it, and
-          // a copy of the switch must not reach back into this object.
-          first_.stop_when([trigger = trigger_, before = trained_ + epoch_trained_](std::size_t handed_out) mutable {
-            return static_cast<bool>(trigger.fire_at(trigger::progress{before + handed_out}));
-          });
-        }
+      if (!switched()) {
+        // By value: the count trained before this part and the trigger do not change within it, and
+        // a copy of the switch must not reach back into this object.
+        traits::stop_when(first_, [trigger = trigger_, before = trained_ + epoch_trained_](std::size_t handed_out) mutable {
+          return static_cast<bool>(trigger.fire_at(trigger::progress{before + handed_out}));
+        });
       }
     }
-    active([&](auto& s) {
-      if constexpr (requires { s.begin_epoch(t, batches); }) s.begin_epoch(t, batches);
-    });
+    active([&](auto& s) { traits::begin_epoch(s, t, batches); });
   }
 
   template <class Transport, class Model, class Optimizer>
-  train::step_outcome step(Transport& t, Model& m, Optimizer& o) {
+  step_outcome step(Transport& t, Model& m, Optimizer& o) {
     const collective::stage_scope stage{name()};  // names the stage in checked collectives' reports
-    if (switched()) return second_.step(t, m, o);
-    train::step_outcome outcome = first_.step(t, m, o);
+    if (switched()) return traits::step(second_, t, m, o);
+    step_outcome outcome = traits::step(first_, t, m, o);
     if constexpr (trigger::within_epoch<Trigger>) {
       // A synchronous stage: every worker counts the same batches and decides the same.
-      if (!assigns(first_)) {
+      if (!traits::hands_out_batches(first_)) {
         ++part_steps_;
-        const std::uint64_t batches = part_steps_ * first_.worker_count(t);
+        const std::uint64_t batches = part_steps_ * traits::worker_count(first_, t);
         if (!stopping_ && trigger_.fire_at(trigger::progress{trained_ + epoch_trained_ + batches})) {
           stopping_ = true;
           outcome.last = true;
@@ -202,9 +197,7 @@ class switch_to {
 
   template <class Transport, class Model, class Optimizer>
   void serve(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) {
-      if constexpr (requires { s.serve(t, m, o); }) s.serve(t, m, o);
-    });
+    active([&](auto& s) { traits::serve(s, t, m, o); });
   }
 
   template <class Transport, class Model, class Optimizer>
@@ -212,23 +205,19 @@ class switch_to {
     const bool first_active = !switched();
     // Counted before the stage's own end_epoch: a switch nested as the first stage may change its
     // workers there.
-    const std::uint64_t part_trained = part_steps_ * first_.worker_count(t);
-    active([&](auto& s) {
-      if constexpr (requires { s.end_epoch(t, m, o); }) s.end_epoch(t, m, o);
-    });
+    const std::uint64_t part_trained = part_steps_ * traits::worker_count(first_, t);
+    active([&](auto& s) { traits::end_epoch(s, t, m, o); });
     if constexpr (trigger::within_epoch<Trigger>) {
       if (!first_active) return;
       // Did the stage stop inside the epoch, and after how many of its batches? The workers of
       // a synchronous stage know; of an asynchronous one, the rank that handed out the batches.
       std::array<std::uint64_t, 2> stopped{stopping_ ? 1u : 0u, stopping_ ? part_trained : 0};
-      if constexpr (requires { first_.stopped_after(); }) {
-        if (const std::optional<std::size_t> handed_out = first_.stopped_after()) stopped = {1, *handed_out};
-      }
+      if (const std::optional<std::size_t> handed_out = traits::stopped_after(first_)) stopped = {1, *handed_out};
       collective::allreduce(t, stopped, ops::max{});
       if (stopped[0] == 0) {
         // A switch nested as the first stage that stopped inside this part: the next part of the
         // epoch goes on counting from the batches trained so far.
-        if constexpr (requires { first_.resume_at(); }) epoch_trained_ += first_.resume_at().value_or(0);
+        epoch_trained_ += traits::resume_at(first_).value_or(0);
         return;
       }
       if (stopped[1] >= part_batches_) {
@@ -248,22 +237,14 @@ class switch_to {
   /// Else the active stage's, when it is a switch that did so (nested in either slot).
   [[nodiscard]] std::optional<std::size_t> resume_at() const {
     if (resume_at_) return resume_at_;
-    return active([](const auto& s) -> std::optional<std::size_t> {
-      if constexpr (requires { s.resume_at(); }) {
-        return s.resume_at();
-      } else {
-        return std::nullopt;
-      }
-    });
+    return active([](const auto& s) { return traits::resume_at(s); });
   }
 
   /// After each epoch: the active stage hears the record first (a nested switch may fire); then,
   /// before the switch, the trigger decides.
   template <class Transport, class Model, class Optimizer>
   void after_epoch(Transport& t, Model& m, Optimizer& o, const train::epoch_record& record) {
-    active([&](auto& s) {
-      if constexpr (requires { s.after_epoch(t, m, o, record); }) s.after_epoch(t, m, o, record);
-    });
+    active([&](auto& s) { traits::after_epoch(s, t, m, o, record); });
     epoch_trained_ = 0;  // the record's steps count every part of the epoch
     last_epoch_ = record.epoch;
     if (switched()) return;
@@ -274,7 +255,7 @@ class switch_to {
 
   template <class Transport, class Model, class Optimizer>
   void hand_over(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { hand_over_stage(s, t, m, o); });
+    active([&](auto& s) { traits::hand_over(s, t, m, o); });
   }
 
   /// Collective: the whole optimizer state, from the active stage when it shards it (a parameter
@@ -282,13 +263,7 @@ class switch_to {
   template <class Transport, class Optimizer>
   [[nodiscard]] optim::optimizer_state<typename Optimizer::value_type> assembled_state(Transport& t,
                                                                                       const Optimizer& o) const {
-    return active([&](const auto& s) {
-      if constexpr (requires { s.assembled_state(t, o); }) {
-        return s.assembled_state(t, o);
-      } else {
-        return optim::optimizer_state<typename Optimizer::value_type>(o.export_state());
-      }
-    });
+    return active([&](const auto& s) { return traits::assembled_state(s, t, o); });
   }
 
   /// Checkpoints, Boost.Serialization style (the same member saves and loads): whether and where
@@ -312,13 +287,13 @@ class switch_to {
       switched_after_ = switched_before ? std::optional<std::size_t>(static_cast<std::size_t>(after)) : std::nullopt;
       last_epoch_ = static_cast<std::size_t>(epochs);
     }
-    stage_progress(first_, archive);
-    stage_progress(second_, archive);
+    traits::serialize_progress(first_, archive);
+    traits::serialize_progress(second_, archive);
   }
 
   template <class Transport, class Model, class Optimizer>
   void finish(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { s.finish(t, m, o); });
+    active([&](auto& s) { traits::finish(s, t, m, o); });
   }
 
  private:
@@ -334,51 +309,36 @@ class switch_to {
     return switched() ? std::forward<F>(f)(second_) : std::forward<F>(f)(first_);
   }
 
-  template <class Stage>
-  static bool assigns(const Stage& s) {
-    if constexpr (requires { s.assigns_batches(); }) {
-      return s.assigns_batches();
-    } else {
-      return false;
-    }
-  }
-
   template <class Transport, class Model, class Optimizer>
   void switch_now(Transport& t, Model& m, Optimizer& o) {
     static_assert(optim::switchable<Optimizer>,
                   "an optimizer under switch_to must provide scale_learning_rate(double) and rewarm(std::uint64_t), "
                   "which the switch calls for its options (optim::switchable): see optim/optimizer.hpp");
-    if constexpr (requires { first_.stop_when(std::function<bool(std::size_t)>{}); }) first_.stop_when({});
-    hand_over_stage(first_, t, m, o);
-    double batch_ratio = 1.0;  // B2 / B1
-    if (options_.rescale_for_batch) {
-      if constexpr (requires { first_.batches_per_update(t); second_.batches_per_update(t); }) {
-        batch_ratio =
-            static_cast<double>(second_.batches_per_update(t)) / static_cast<double>(first_.batches_per_update(t));
-      } else {
-        switchyard::detail::raise<usage_error>(switchyard::detail::str("switch_to on rank ", t.rank(),
-                                               ": switch_options::rescale_for_batch needs batches_per_update(t) "
-                                               "on both stages"));
-      }
-    }
+    traits::stop_when(first_, {});
+    traits::hand_over(first_, t, m, o);
+    const double batch_ratio =  // B2 / B1
+        options_.rescale_for_batch ? static_cast<double>(traits::batches_per_update(second_, t)) /
+                                         static_cast<double>(traits::batches_per_update(first_, t))
+                                   : 1.0;
     apply_options(o, batch_ratio);
     // A switch in the second slot counts epochs from the start of the run, not from now.
     if constexpr (is_switch_to<Second>) second_.last_epoch_ = last_epoch_;
-    second_.setup(t, m, o);
+    traits::setup(second_, t, m, o);
     switched_after_ = last_epoch_;
-    if (is_replicated(second_) && checks_collectives(t)) {
+    if (traits::replicated(second_) && checks_collectives(t)) {
       verify_replicas(t, m, o, switchyard::detail::str("after the switch to '", std::string_view(second_.name()), "'"));
     }
   }
 
-  template <class Stage, class Archive>
-  static void stage_progress(Stage& s, Archive& archive) {
-    if constexpr (requires { s.serialize_progress(archive); }) s.serialize_progress(archive);
-  }
-
-  template <class Stage, class Transport, class Model, class Optimizer>
-  static void hand_over_stage(Stage& s, Transport& t, Model& m, Optimizer& o) {
-    if constexpr (requires { s.hand_over(t, m, o); }) s.hand_over(t, m, o);
+  // One sentence per stage that is not a strategy, instead of an error deep in a member.
+  template <class Transport, class Model, class Optimizer>
+  static constexpr void check_stages() {
+    static_assert(policy<First, Model, Optimizer, Transport>,
+                  "the first stage of switch_to must be a strategy: name() const and step(t, m, o) returning "
+                  "strategy::step_outcome or void (strategy/policy.hpp)");
+    static_assert(policy<Second, Model, Optimizer, Transport>,
+                  "the second stage of switch_to must be a strategy: name() const and step(t, m, o) returning "
+                  "strategy::step_outcome or void (strategy/policy.hpp)");
   }
 
   template <class Optimizer>

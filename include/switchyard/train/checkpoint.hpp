@@ -385,7 +385,7 @@ std::string strategy_signature(const Strategy& strategy) {
     static_assert(requires {
                     { strategy.name() } -> std::convertible_to<std::string_view>;
                   }, "a checkpointed strategy needs a const name() (or, for a chain of stages, first() and second()): "
-                     "see train/strategy.hpp");
+                     "see strategy/policy.hpp");
     return std::string(std::string_view(strategy.name()));
   }
 }

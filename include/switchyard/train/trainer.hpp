@@ -14,8 +14,10 @@
 #include <switchyard/nn/evaluation.hpp>
 #include <switchyard/nn/model.hpp>
 #include <switchyard/optim/optimizer.hpp>
+#include <switchyard/strategy/policy.hpp>
+#include <switchyard/strategy/traits.hpp>
+#include <switchyard/train/batch_source.hpp>
 #include <switchyard/train/history.hpp>
-#include <switchyard/train/strategy.hpp>
 #include <switchyard/train/training_state.hpp>
 #include <switchyard/transport/transport.hpp>
 
@@ -93,7 +95,8 @@ struct trainer_options {
 /// calls `fit` with its transport handle, in process or under MPI alike. The model and optimizer
 /// are held by reference and hold the trained state afterwards.
 /// @tparam Model a `nn::model`; @tparam Optimizer an `optim::optimizer` over the model's floats;
-/// @tparam Strategy a `train::strategy`, e.g. `strategy::all_reduce<>`.
+/// @tparam Strategy a `strategy::policy`, e.g. `strategy::all_reduce<>`: a `name()` and a `step`,
+/// and optional members with the defaults of `strategy/traits.hpp`.
 /// @code
 /// switchyard::transport::run_inproc(4, [&](switchyard::transport::inproc& t) {
 ///   switchyard::nn::mlp model{42};
@@ -163,6 +166,26 @@ class trainer {
  private:
   using clock = std::chrono::steady_clock;
 
+  // What this rank's steps of one epoch add up to.
+  struct epoch_totals {
+    double loss_sum = 0.0;
+    std::uint64_t bytes = 0;
+    std::size_t steps = 0;
+    std::string stage;  // the stages of the epoch's parts, joined by '>'
+  };
+
+  template <transport::transport Transport>
+  epoch_totals train_epoch(Transport& t, data::batch_loader& loader, std::size_t epoch);
+  // Trains one part of an epoch (all of it, or what is left after a switch inside it) from its
+  // batch `from` on; returns the batches of the plan the part trained, or empty when the stage
+  // trained all that was left.
+  template <transport::transport Transport>
+  std::optional<std::size_t> train_part(Transport& t, data::batch_loader& loader, const data::shard_plan& plan,
+                                        std::size_t from, std::size_t epoch, epoch_totals& totals);
+  // The record every rank agrees on: one sum and one max over all ranks.
+  template <transport::transport Transport>
+  epoch_record agree(Transport& t, std::size_t epoch, const epoch_totals& totals, const nn::evaluation& tested,
+                     double train_seconds, double wall_seconds);
   template <transport::transport Transport>
   nn::evaluation evaluate(Transport& t, const data::dataset& test);
   void print(const epoch_record& e) const;
@@ -190,126 +213,134 @@ template <class Model, class Optimizer, class Strategy>
 template <transport::transport Transport>
 history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<const data::dataset> train,
                                                  const data::dataset& test) {
-  static_assert(train::strategy<Strategy, Model, Optimizer, Transport>,
-                "the strategy must provide name(), setup(t, m, o), worker_count(t), worker_index(t), "
-                "step(t, m, o) -> train::step_outcome and finish(t, m, o): see train/strategy.hpp");
+  static_assert(requires(const Strategy& s) {
+    { s.name() } -> std::convertible_to<std::string_view>;
+  }, "the strategy must provide name() const, returning its name as something convertible to std::string_view: "
+     "see strategy/policy.hpp");
+  static_assert(requires(Strategy& s, Transport& tr, Model& m, Optimizer& o) { s.step(tr, m, o); },
+                "the strategy must provide step(t, m, o) for this transport, model and optimizer: see "
+                "strategy/policy.hpp");
+  static_assert(strategy::policy<Strategy, Model, Optimizer, Transport>,
+                "the strategy's step(t, m, o) must return strategy::step_outcome or void: see strategy/policy.hpp");
   if (!train) detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": no training data set"));
   const flush_subnormals_scope flush(options_.flush_subnormals);
   history result;
   // A resumed run's clock goes on from the checkpoint's, so records and time triggers continue.
   const double earlier_seconds = resumed_ ? resumed_->wall_seconds : 0.0;
   const std::size_t first_epoch = restore(result);
-  strategy_.setup(t, model_, optimizer_);
+  strategy::traits::setup(strategy_, t, model_, optimizer_);
   data::batch_loader loader(train, options_.batch_size);
   const auto started = clock::now() - std::chrono::duration_cast<clock::duration>(
                                           std::chrono::duration<double>(earlier_seconds));
   for (std::size_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
-    // The epoch's batches in order, as one sequence: worker w's step s is batch s * W + w, or,
-    // under a strategy that hands out batches, whichever batch it assigns next.
-    const data::shard_plan plan(train->size(), 1, options_.batch_size, options_.seed, epoch);
     const auto epoch_started = clock::now();
-    double loss_sum = 0.0;
-    std::uint64_t bytes = 0;
-    std::size_t steps = 0;
-    std::string stage;
-    // Batches of the sequence trained so far: a switch inside the epoch leaves the rest to the
-    // next stage, which trains them as the next part of the epoch.
-    std::size_t from = 0;
-    for (bool more_parts = true; more_parts;) {
-      more_parts = false;
-      // Asked for each part: a strategy that switches changes its workers and its name.
-      const std::size_t workers = strategy_.worker_count(t);
-      const std::optional<std::size_t> worker = strategy_.worker_index(t);
-      const std::string part_stage(strategy_.name());  // a copy: name() may return a temporary string
-      if (!stage.empty()) stage += '>';
-      stage += part_stage;
-      if (workers * options_.batch_size > train->size()) {
-        detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": ", workers, " workers x batch ",
-                                               options_.batch_size, " need more than the ", train->size(),
-                                               " training examples"));
-      }
-      const std::size_t remaining = plan.steps() - from;
-      const std::size_t per_worker = remaining / workers;
-      bool assigned = false;
-      if constexpr (requires { strategy_.assigns_batches(); }) assigned = strategy_.assigns_batches();
-      const std::size_t batches = assigned ? remaining : per_worker * workers;
-      if constexpr (requires { strategy_.begin_epoch(t, batches); }) strategy_.begin_epoch(t, batches);
-      if (worker) {
-        std::size_t next = *worker;
-        bool more = next < batches;
-        for (std::size_t s = 0; more; ++s) {
-          const data::batch_view batch = loader.gather(plan.batch(0, from + next));
-          const auto before = clock::now();
-          const double loss = model_.forward_backward(batch);
-          const auto computed = clock::now();
-          const step_outcome outcome = strategy_.step(t, model_, optimizer_);
-          const auto stepped = clock::now();
-          if (assigned) {
-            more = outcome.next_batch.has_value();
-            next = outcome.next_batch.value_or(0);
-          } else {
-            more = !outcome.last && s + 1 < per_worker;
-            next = (s + 1) * workers + *worker;
-          }
-          check_step(loss, epoch, steps, t.rank());
-          loss_sum += loss;
-          bytes += outcome.bytes_sent;
-          ++steps;
-          if (!step_callbacks_.empty()) {
-            const step_record record{epoch, steps - 1, t.rank(), loss,
-                                     std::chrono::duration<double>(computed - before).count(),
-                                     std::chrono::duration<double>(stepped - computed).count(), outcome.bytes_sent,
-                                     part_stage};
-            for (auto& callback : step_callbacks_) callback(record);
-          }
-        }
-      } else if constexpr (requires { strategy_.serve(t, model_, optimizer_); }) {
-        strategy_.serve(t, model_, optimizer_);
-      }
-      if constexpr (requires { strategy_.end_epoch(t, model_, optimizer_); }) {
-        strategy_.end_epoch(t, model_, optimizer_);
-      }
-      if constexpr (requires { strategy_.resume_at(); }) {
-        if (const std::optional<std::size_t> trained = strategy_.resume_at()) {
-          from += *trained;
-          more_parts = from < plan.steps();
-        }
-      }
-    }
+    const epoch_totals totals = train_epoch(t, loader, epoch);
     const double train_seconds = std::chrono::duration<double>(clock::now() - epoch_started).count();
     const nn::evaluation tested = evaluate(t, test);
-    // One sum and one max over all ranks make every rank's record identical.
-    std::array<double, 6> sums{loss_sum, static_cast<double>(steps), static_cast<double>(bytes), tested.loss_sum,
-                               static_cast<double>(tested.correct), static_cast<double>(tested.count)};
-    collective::allreduce(t, sums, ops::sum{});
-    std::array<double, 2> slowest{train_seconds, std::chrono::duration<double>(clock::now() - started).count()};
-    collective::allreduce(t, slowest, ops::max{});
-
-    epoch_record record;
-    record.epoch = epoch;
-    record.stage = stage;
-    record.train_loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
-    record.test_loss = sums[5] > 0 ? sums[3] / sums[5] : 0.0;
-    record.test_accuracy = sums[5] > 0 ? sums[4] / sums[5] : 0.0;
-    record.train_seconds = slowest[0];
-    record.wall_seconds = slowest[1];
-    record.steps = static_cast<std::size_t>(sums[1]);
-    record.samples = record.steps * options_.batch_size;
-    record.samples_per_second = slowest[0] > 0 ? static_cast<double>(record.samples) / slowest[0] : 0.0;
-    record.bytes_sent = static_cast<std::uint64_t>(sums[2]);
+    const epoch_record record = agree(t, epoch, totals, tested, train_seconds,
+                                      std::chrono::duration<double>(clock::now() - started).count());
     result.epochs.push_back(record);
     for (auto& callback : epoch_callbacks_) callback(record);
     if (t.rank() == 0) print(record);
-    if constexpr (requires { strategy_.after_epoch(t, model_, optimizer_, record); }) {
-      strategy_.after_epoch(t, model_, optimizer_, record);
-    }
+    strategy::traits::after_epoch(strategy_, t, model_, optimizer_, record);
     // After the switch decision, so that a checkpoint holds the stage the next epoch trains in.
     if (options_.checkpoint_every > 0 && (epoch % options_.checkpoint_every == 0 || epoch == options_.epochs)) {
       take_checkpoint(t, result, epoch);
     }
   }
-  strategy_.finish(t, model_, optimizer_);
+  strategy::traits::finish(strategy_, t, model_, optimizer_);
   return result;
+}
+
+template <class Model, class Optimizer, class Strategy>
+template <transport::transport Transport>
+auto trainer<Model, Optimizer, Strategy>::train_epoch(Transport& t, data::batch_loader& loader, std::size_t epoch)
+    -> epoch_totals {
+  // The epoch's batches in order, as one sequence, shuffled from the seed and the epoch.
+  const data::shard_plan plan(loader.data().size(), 1, options_.batch_size, options_.seed, epoch);
+  epoch_totals totals;
+  // A switch inside the epoch leaves the rest of the sequence to the next stage, which trains it
+  // as the next part of the epoch.
+  std::size_t from = 0;
+  do {
+    const std::optional<std::size_t> trained = train_part(t, loader, plan, from, epoch, totals);
+    if (!trained) break;
+    from += *trained;
+  } while (from < plan.steps());
+  return totals;
+}
+
+template <class Model, class Optimizer, class Strategy>
+template <transport::transport Transport>
+std::optional<std::size_t> trainer<Model, Optimizer, Strategy>::train_part(Transport& t, data::batch_loader& loader,
+                                                                          const data::shard_plan& plan,
+                                                                          std::size_t from, std::size_t epoch,
+                                                                          epoch_totals& totals) {
+  // Asked for each part: a strategy that switches changes its workers and its name.
+  const std::size_t workers = strategy::traits::worker_count(strategy_, t);
+  const std::optional<std::size_t> worker = strategy::traits::worker_index(strategy_, t);
+  const std::string stage = strategy::traits::name(strategy_);
+  if (!totals.stage.empty()) totals.stage += '>';
+  totals.stage += stage;
+  if (workers * options_.batch_size > loader.data().size()) {
+    detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": ", workers, " workers x batch ",
+                                           options_.batch_size, " need more than the ", loader.data().size(),
+                                           " training examples"));
+  }
+  const batch_source source(plan.steps() - from, workers, worker, strategy::traits::hands_out_batches(strategy_));
+  strategy::traits::begin_epoch(strategy_, t, source.batches());
+  if (worker) {
+    std::optional<std::size_t> next = source.first();
+    for (std::size_t s = 0; next; ++s) {
+      const data::batch_view batch = loader.gather(plan.batch(0, from + *next));
+      const auto before = clock::now();
+      const double loss = model_.forward_backward(batch);
+      const auto computed = clock::now();
+      const strategy::step_outcome outcome = strategy::traits::step(strategy_, t, model_, optimizer_);
+      const auto stepped = clock::now();
+      next = source.next(s, outcome);
+      check_step(loss, epoch, totals.steps, t.rank());
+      totals.loss_sum += loss;
+      totals.bytes += outcome.bytes_sent;
+      ++totals.steps;
+      if (!step_callbacks_.empty()) {
+        const step_record record{epoch, totals.steps - 1, t.rank(), loss,
+                                 std::chrono::duration<double>(computed - before).count(),
+                                 std::chrono::duration<double>(stepped - computed).count(), outcome.bytes_sent,
+                                 stage};
+        for (auto& callback : step_callbacks_) callback(record);
+      }
+    }
+  } else {
+    strategy::traits::serve(strategy_, t, model_, optimizer_);
+  }
+  strategy::traits::end_epoch(strategy_, t, model_, optimizer_);
+  return strategy::traits::resume_at(strategy_);
+}
+
+template <class Model, class Optimizer, class Strategy>
+template <transport::transport Transport>
+epoch_record trainer<Model, Optimizer, Strategy>::agree(Transport& t, std::size_t epoch, const epoch_totals& totals,
+                                                        const nn::evaluation& tested, double train_seconds,
+                                                        double wall_seconds) {
+  std::array<double, 6> sums{totals.loss_sum, static_cast<double>(totals.steps), static_cast<double>(totals.bytes),
+                             tested.loss_sum, static_cast<double>(tested.correct), static_cast<double>(tested.count)};
+  collective::allreduce(t, sums, ops::sum{});
+  std::array<double, 2> slowest{train_seconds, wall_seconds};
+  collective::allreduce(t, slowest, ops::max{});
+  epoch_record record;
+  record.epoch = epoch;
+  record.stage = totals.stage;
+  record.train_loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+  record.test_loss = sums[5] > 0 ? sums[3] / sums[5] : 0.0;
+  record.test_accuracy = sums[5] > 0 ? sums[4] / sums[5] : 0.0;
+  record.train_seconds = slowest[0];
+  record.wall_seconds = slowest[1];
+  record.steps = static_cast<std::size_t>(sums[1]);
+  record.samples = record.steps * options_.batch_size;
+  record.samples_per_second = slowest[0] > 0 ? static_cast<double>(record.samples) / slowest[0] : 0.0;
+  record.bytes_sent = static_cast<std::uint64_t>(sums[2]);
+  return record;
 }
 
 template <class Model, class Optimizer, class Strategy>
@@ -347,11 +378,8 @@ template <transport::transport Transport>
 void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const history& result, std::size_t epoch) {
   // Collective: a parameter server's servers hold the optimizer state in shards.
   training_state<parameter_type> state;
-  if constexpr (requires { strategy_.assembled_state(t, optimizer_); }) {
-    state.optimizer = strategy_.assembled_state(t, optimizer_);
-  }
+  state.optimizer = strategy::traits::assembled_state(strategy_, t, optimizer_);
   if (t.rank() != 0) return;
-  if constexpr (!requires { strategy_.assembled_state(t, optimizer_); }) state.optimizer = optimizer_.export_state();
   const std::span<parameter_type> parameters = model_.parameters();
   // Finite losses and gradients can still step into infinity: never save such a state.
   if (!detail::all_finite(std::span<const parameter_type>(parameters))) {
