@@ -5,6 +5,7 @@
 //   build/examples/custom_policy --ranks 4 --epochs 6 --period 8 --switch-accuracy 0.84
 //   build/examples/custom_policy --strategy local --period 16 --expect-accuracy 0.8
 #include <switchyard/collective/allreduce.hpp>
+#include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/data/dataset.hpp>
@@ -65,7 +66,7 @@ class local_sgd {
 
   template <class Transport, class Model, class Optimizer>
   sy::strategy::step_outcome step(Transport& t, Model& model, Optimizer& optimizer) {
-    optimizer.step(model.parameters(), model.gradients());
+    optimizer.step(sy::as_span(model.parameters()), sy::as_span(model.gradients()));
     if (++since_average_ < period_) return {};
     return {average(t, model), std::nullopt};
   }
@@ -82,7 +83,7 @@ class local_sgd {
     since_average_ = 0;
     ++averages_;
     if (t.size() == 1) return 0;
-    auto parameters = model.parameters();
+    const auto parameters = sy::as_span(model.parameters());
     sy::collective::allreduce(t, parameters, sy::ops::average{});
     return parameters.size_bytes();
   }

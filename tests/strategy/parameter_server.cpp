@@ -135,6 +135,53 @@ TEST_CASE("parameter_server.bounded: with a slow worker no gradient is staler th
   }
 }
 
+namespace {
+
+// A user's consistency policy: a reply waits while its worker is more than one step ahead of the
+// slowest (what bounded<1> does), written from the documented interface alone.
+struct one_step_ahead {
+  [[nodiscard]] std::size_t max_lead() const { return 1; }
+};
+
+// A user's synchronous policy: one gradient of every worker per update, like consistency::sync.
+struct lockstep {
+  static constexpr bool synchronous = true;
+  [[nodiscard]] std::size_t max_lead() const { return 0; }
+};
+
+}  // namespace
+
+static_assert(sy::strategy::consistency::policy<one_step_ahead>);
+static_assert(!sy::strategy::consistency::policy<int>);
+static_assert(!sy::strategy::consistency::is_synchronous<one_step_ahead>);
+static_assert(sy::strategy::consistency::is_synchronous<lockstep>);
+
+TEST_CASE("parameter_server.consistency: a user's policy bounds the staleness it says, and a user's synchronous "
+          "policy matches consistency::sync" * doctest::timeout(300)) {
+  const auto runs = train(4, sy::strategy::parameter_server<one_step_ahead>(1), 8, 2, {0, 0.02});
+  REQUIRE(runs.back().served);
+  CHECK(runs.back().statistics.max_staleness() == 1u);  // the slow worker makes the bound bite
+  const auto user = train(4, sy::strategy::parameter_server<lockstep>(1), 8, 2);
+  const auto shipped = train(4, sy::strategy::parameter_server<consistency::sync>(1), 8, 2);
+  for (std::size_t r = 0; r < user.size(); ++r) CHECK(user[r].parameters == shipped[r].parameters);
+}
+
+TEST_CASE("parameter_server.double: a model of doubles is served in doubles" * doctest::timeout(300)) {
+  const auto data = fixtures::quadrants(480, 7);
+  const auto runs = sy::transport::run_inproc(3, [&](sy::transport::inproc& t) {
+    sy::nn::mlp<double> model{11, {8, 8, 1}, 4};
+    sy::optim::sgd<sy::optim::constant, double> optimizer{model.parameters().size(), sy::optim::constant{0.05}};
+    sy::train::trainer_options options;
+    options.epochs = 3;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, sy::strategy::parameter_server<>(1), options};
+    const sy::train::history h = trainer.fit(t, data, *data);
+    CHECK(h.last().test_accuracy > 0.9);
+    return std::vector<double>(model.parameters().begin(), model.parameters().end());
+  });
+  for (const auto& r : runs) CHECK(r == runs[0]);
+}
+
 TEST_CASE("parameter_server.async: converges on a convex problem and on an mlp, staleness recorded" *
           doctest::timeout(300)) {
   const auto convex = train<logistic_regression>(4, sy::strategy::parameter_server<>(1), 8, 4, {0, 0.02}, 0.01);

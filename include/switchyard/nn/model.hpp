@@ -6,6 +6,7 @@
 #include <span>
 #include <type_traits>
 
+#include "switchyard/core/buffer.hpp"
 #include "switchyard/data/batch.hpp"
 #include "switchyard/nn/evaluation.hpp"
 
@@ -13,11 +14,12 @@ namespace switchyard::nn {
 
 namespace detail {
 
-template <class S>
-inline constexpr bool is_mutable_float_span = false;
-template <std::floating_point E>
-  requires(!std::is_const_v<E>)
-inline constexpr bool is_mutable_float_span<std::span<E>> = true;
+// What parameters() and gradients() may return: a std::span<E> by value, or a reference to a
+// Buffer (an xtensor, a std::vector, a user's tensor type) that the model owns; E a non-const
+// floating-point type.
+template <class R>
+concept arena = (std::is_lvalue_reference_v<R> || std::same_as<R, std::remove_cvref_t<decltype(as_span(std::declval<R&>()))>>) &&
+                mutable_buffer<std::remove_reference_t<R>> && std::floating_point<buffer_element_t<std::remove_reference_t<R>>>;
 
 }  // namespace detail
 
@@ -26,8 +28,10 @@ inline constexpr bool is_mutable_float_span<std::span<E>> = true;
 ///
 /// Required expressions, for `M& m` and `const data::batch_view& batch`:
 /// @code
-/// std::span<E> p = m.parameters();          // E a floating-point type, not const
-/// std::span<E> g = m.gradients();           // same E, g.size() == p.size()
+/// auto&& p = m.parameters();   // a std::span<E>, or a reference to a Buffer the model owns (an
+///                              // xt::xtensor<E, 1>, a std::vector<E>, a user's tensor type:
+///                              // core/buffer.hpp); E a floating-point type, not const
+/// auto&& g = m.gradients();    // the same type, as_span(g).size() == as_span(p).size()
 /// double loss = m.forward_backward(batch);  // convertible to double
 /// nn::evaluation e = m.evaluate(batch);
 /// @endcode
@@ -47,9 +51,13 @@ inline constexpr bool is_mutable_float_span<std::span<E>> = true;
 template <class M>
 concept model = requires(M& m, const data::batch_view& batch) {
   { m.parameters() } -> std::same_as<decltype(m.gradients())>;
-  requires detail::is_mutable_float_span<decltype(m.parameters())>;
+  requires detail::arena<decltype(m.parameters())>;
   { m.forward_backward(batch) } -> std::convertible_to<double>;
   { m.evaluate(batch) } -> std::same_as<evaluation>;
 };
+
+/// The element type of a model's parameters.
+template <model M>
+using parameter_t = std::remove_const_t<buffer_element_t<std::remove_reference_t<decltype(std::declval<M&>().parameters())>>>;
 
 }  // namespace switchyard::nn

@@ -4,6 +4,7 @@
 
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/allreduce.hpp>
+#include <switchyard/core/buffer.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/strategy/policy.hpp>
 
@@ -36,9 +37,9 @@ class all_reduce {
 
   template <class Transport, class Model, class Optimizer>
   step_outcome step(Transport& t, Model& model, Optimizer& optimizer) {
-    auto gradients = model.gradients();
+    const auto gradients = as_span(model.gradients());
     collective::allreduce(t, gradients, ops::average{}, Algorithm{});
-    optimizer.step(model.parameters(), gradients);
+    optimizer.step(as_span(model.parameters()), gradients);
     return {t.size() > 1 ? gradients.size_bytes() : 0, std::nullopt};
   }
 };

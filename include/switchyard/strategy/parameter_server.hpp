@@ -5,6 +5,7 @@
 
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/collective/partition.hpp>
+#include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/threshold.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
@@ -12,6 +13,7 @@
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
+#include <concepts>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -21,17 +23,37 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace switchyard::strategy {
 
-/// @brief How far workers may drift apart under a parameter server.
+/// @brief How far workers may drift apart under a parameter server: a Consistency policy.
+///
+/// Required, for `const C& c`:
+/// @code
+/// std::size_t k = c.max_lead();   // a server replies to a worker (sends it the fresh shard) only
+///                                 // while that worker has finished at most k steps more than the
+///                                 // slowest worker still training; the reply waits otherwise
+/// @endcode
+/// Optional: `static constexpr bool synchronous = true;` makes each server update average exactly
+/// one gradient of every worker (summed in worker order), and every worker waits for that update;
+/// workers then keep static shards of the epoch's batches. Without it (false), a server applies
+/// each push as it arrives, and batches are handed out first come, first served.
+/// `consistency::async`, `bounded<K>` and `sync` are the three classic models; a policy of your
+/// own writes `max_lead()` (see docs/extending.md, "Consistency").
 namespace consistency {
+
+/// The `max_lead()` of a policy that never holds a reply back.
+inline constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
 
 /// @brief No waiting: the server replies at once with the current shard, then applies the
 /// gradient (TensorFlow's ParameterServerStrategy, ps-lite).
-struct async {};
+struct async {
+  [[nodiscard]] static constexpr std::size_t max_lead() noexcept { return unbounded; }
+};
 
 /// @brief Stale-synchronous: a worker may start step c + 1 only when the slowest worker has
 /// finished step c - K, so no applied gradient is more than K steps ahead of the slowest worker.
@@ -40,13 +62,33 @@ struct async {};
 template <std::size_t K = dynamic_threshold>
 struct bounded : threshold<K> {
   using threshold<K>::threshold;
+  [[nodiscard]] constexpr std::size_t max_lead() const noexcept { return this->value(); }
 };
 bounded(std::size_t) -> bounded<dynamic_threshold>;
 
 /// @brief Bulk-synchronous over the servers: each server averages exactly one gradient from every
 /// worker per step (summed in worker order, so runs repeat bit for bit), applies it once, and
 /// replies to all workers.
-struct sync {};
+struct sync {
+  static constexpr bool synchronous = true;
+  [[nodiscard]] static constexpr std::size_t max_lead() noexcept { return 0; }
+};
+
+/// @brief A Consistency policy: `max_lead()`, and optionally `synchronous`.
+template <class C>
+concept policy = std::copy_constructible<C> && requires(const C& c) {
+  { c.max_lead() } -> std::convertible_to<std::size_t>;
+};
+
+/// Whether `C` says it is synchronous (`C::synchronous`); false when it says nothing.
+template <class C>
+inline constexpr bool is_synchronous = [] {
+  if constexpr (requires { C::synchronous; }) {
+    return static_cast<bool>(C::synchronous);
+  } else {
+    return false;
+  }
+}();
 
 }  // namespace consistency
 
@@ -79,14 +121,20 @@ struct ps_statistics {
 /// rank's optimizer by slicing its state. Each worker step pushes every shard's gradient to its
 /// server and pulls the fresh shard, to all servers at once. At the end of each epoch every rank
 /// receives every shard, so evaluation and the final model see the servers' parameters.
-/// @tparam Consistency `consistency::async` (default), `consistency::bounded<K>` or
-/// `consistency::sync`.
+/// The element type is the model's and the optimizer's: float or double.
+/// @tparam Consistency a `consistency::policy`: `consistency::async` (default),
+/// `consistency::bounded<K>`, `consistency::sync` or a user's.
 /// @code
 /// switchyard::strategy::parameter_server<switchyard::strategy::consistency::bounded<2>> ps{1};
 /// switchyard::train::trainer trainer{model, optimizer, ps, options};
 /// @endcode
 template <class Consistency = consistency::async>
 class parameter_server {
+  static_assert(consistency::policy<Consistency>,
+                "the parameter server's Consistency must be copyable and provide max_lead() const, returning "
+                "how many steps a worker may lead the slowest one (consistency::unbounded: any): see "
+                "strategy/parameter_server.hpp");
+
  public:
   /// `servers` ranks serve; it must leave at least one worker and be at most the arena's length.
   explicit parameter_server(std::size_t servers = 1, Consistency consistency = {})
@@ -105,7 +153,7 @@ class parameter_server {
   /// The batches one server update trains: one per worker when synchronous, else one.
   template <class Transport>
   [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
-    return std::is_same_v<Consistency, consistency::sync> ? worker_count(t) : 1;
+    return consistency::is_synchronous<Consistency> ? worker_count(t) : 1;
   }
 
   template <class Transport>
@@ -121,7 +169,7 @@ class parameter_server {
   /// Asynchronous and bounded servers hand out the epoch's batches first come, first served
   /// (server 0 decides), so a fast worker trains more of them than a slow one; synchronous
   /// servers need one gradient per worker per step, so workers keep their static shards.
-  [[nodiscard]] bool hands_out_batches() const noexcept { return !std::is_same_v<Consistency, consistency::sync>; }
+  [[nodiscard]] bool hands_out_batches() const noexcept { return !consistency::is_synchronous<Consistency>; }
 
   /// Before each epoch of `batches` batches: servers start the epoch's clocks and assignments.
   template <class Transport>
@@ -168,17 +216,6 @@ class parameter_server {
   static constexpr int push_tag = 31000;
   static constexpr int pull_tag = 31001;
   static constexpr int assign_tag = 31002;
-  static constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
-
-  [[nodiscard]] std::size_t allowed_lead() const noexcept {
-    if constexpr (std::is_same_v<Consistency, consistency::async>) {
-      return unbounded;
-    } else if constexpr (std::is_same_v<Consistency, consistency::sync>) {
-      return 0;
-    } else {
-      return consistency_.value();
-    }
-  }
   [[nodiscard]] collective::block shard(std::size_t s) const { return collective::block_of(arena_, servers_, s); }
   [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(workers_ + s); }
   // The clock of the slowest worker still training this epoch.
@@ -209,8 +246,17 @@ class parameter_server {
   std::vector<std::uint64_t> completed_;  // pushes applied per worker this epoch
   std::vector<bool> active_;              // workers that have not finished this epoch
   std::vector<bool> waiting_;             // workers whose reply is held back
-  std::vector<float> incoming_;           // one push
-  std::vector<std::vector<float>> pending_;  // sync: this step's gradient of each worker
+  // A server's buffers, of the model's element type.
+  template <class T>
+  struct server_buffers {
+    std::vector<T> incoming;               // one push
+    std::vector<std::vector<T>> pending;   // synchronous: this step's gradient of each worker
+  };
+  std::variant<server_buffers<float>, server_buffers<double>> buffers_;
+  template <class T>
+  [[nodiscard]] server_buffers<T>& buffers() {
+    return std::get<server_buffers<T>>(buffers_);
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -231,10 +277,11 @@ std::vector<Request>& step_requests() {
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer& optimizer) {
-  using value = typename decltype(model.parameters())::value_type;
-  static_assert(std::is_same_v<value, float>, "parameter_server moves float arenas");
+  using value = typename Optimizer::value_type;
+  static_assert(std::is_same_v<value, float> || std::is_same_v<value, double>,
+                "the parameter server serves float or double parameters (the optimizer's value_type)");
   const auto ranks = static_cast<std::size_t>(t.size());
-  arena_ = model.parameters().size();
+  arena_ = as_span(model.parameters()).size();
   // Every rank checks the same values, so every rank refuses the same way before any message.
   if (servers_ == 0 || servers_ >= ranks) {
     switchyard::detail::raise<usage_error>(switchyard::detail::str(
@@ -248,17 +295,16 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   }
   workers_ = ranks - servers_;
   stats_ = {};
-  collective::broadcast(t, model.parameters(), 0);
+  collective::broadcast(t, as_span(model.parameters()), 0);
   if (worker_index(t)) return;
   const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
   completed_.assign(workers_, 0);
   active_.assign(workers_, true);
   waiting_.assign(workers_, false);
-  incoming_.assign(mine.size, 0.0f);
-  if constexpr (std::is_same_v<Consistency, consistency::sync>) {
-    pending_.assign(workers_, std::vector<float>(mine.size));
-  }
+  server_buffers<value> server{std::vector<value>(mine.size), {}};
+  if constexpr (consistency::is_synchronous<Consistency>) server.pending.assign(workers_, std::vector<value>(mine.size));
+  buffers_ = std::move(server);
 }
 
 template <class Consistency>
@@ -276,7 +322,8 @@ void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batche
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer&) {
-  using request = decltype(t.isend(std::span<const float>(), 0, 0));
+  using value = typename Optimizer::value_type;
+  using request = decltype(t.isend(std::span<const value>(), 0, 0));
   std::vector<request>& requests = detail::step_requests<request>();
   // Pending requests must not outlive a step that throws: they would reach the thread's exit.
   struct clear_on_exit {
@@ -284,8 +331,8 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
     ~clear_on_exit() { pending.clear(); }
   } guard{requests};
   const auto started = std::chrono::steady_clock::now();
-  std::span<float> parameters = model.parameters();
-  std::span<const float> gradients = model.gradients();
+  const std::span<value> parameters = as_span(model.parameters());
+  const std::span<const value> gradients = as_span(model.gradients());
   // Post every pull before any push, so a server's reply always finds its receive waiting.
   if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
   for (std::size_t s = 0; s < servers_; ++s) {
@@ -308,7 +355,7 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
 template <class Consistency>
 template <class Transport, class Span>
 void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
-  t.send(std::span<const float>(shard_parameters), static_cast<int>(worker), pull_tag);
+  t.send(std::span<const typename Span::element_type>(shard_parameters), static_cast<int>(worker), pull_tag);
   if (hands_out_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
     if (!stopped_after_ && next_batch_ < batches_ && stop_rule_ && stop_rule_(next_batch_)) stopped_after_ = next_batch_;
     const bool more = !stopped_after_ && next_batch_ < batches_;
@@ -322,7 +369,7 @@ template <class Transport, class Span>
 void parameter_server<Consistency>::release_waiting(Transport& t, Span shard_parameters) {
   const std::uint64_t floor = slowest();
   for (std::size_t w = 0; w < workers_; ++w) {
-    if (waiting_[w] && completed_[w] - floor <= allowed_lead()) {
+    if (waiting_[w] && completed_[w] - floor <= static_cast<std::size_t>(consistency_.max_lead())) {
       waiting_[w] = false;
       reply(t, shard_parameters, w);
     }
@@ -334,11 +381,14 @@ template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer& optimizer) {
   const auto started = std::chrono::steady_clock::now();
   const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
-  std::span<float> parameters = model.parameters().subspan(mine.offset, mine.size);
+  using value = typename Optimizer::value_type;
+  const std::span<value> parameters = as_span(model.parameters()).subspan(mine.offset, mine.size);
+  std::vector<value>& incoming = buffers<value>().incoming;
+  std::vector<std::vector<value>>& pending = buffers<value>().pending;
   std::size_t finished = 0;
   std::size_t arrived = 0;  // sync: pushes of the current step
   while (finished < workers_) {
-    const transport::message_status pushed = t.recv_any(std::span<float>(incoming_), push_tag);
+    const transport::message_status pushed = t.recv_any(std::span<value>(incoming), push_tag);
     const auto worker = static_cast<std::size_t>(pushed.source);
     if (worker >= workers_) {
       switchyard::detail::raise<transport_error>(switchyard::detail::str(
@@ -348,7 +398,7 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
       // A worker done with the epoch no longer holds the others back.
       ++finished;
       active_[worker] = false;
-      if constexpr (!std::is_same_v<Consistency, consistency::sync>) release_waiting(t, parameters);
+      if constexpr (!consistency::is_synchronous<Consistency>) release_waiting(t, parameters);
       continue;
     }
     if (pushed.count != mine.size) {
@@ -360,16 +410,16 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
     const std::uint64_t lead = completed_[worker] - slowest();
     ++stats_.staleness[std::min<std::size_t>(lead, stats_.staleness.size() - 1)];
     ++completed_[worker];
-    if constexpr (std::is_same_v<Consistency, consistency::sync>) {
-      std::copy(incoming_.begin(), incoming_.end(), pending_[worker].begin());
+    if constexpr (consistency::is_synchronous<Consistency>) {
+      std::copy(incoming.begin(), incoming.end(), pending[worker].begin());
       if (++arrived == workers_) {
         // The average of one gradient per worker, summed in worker order.
         for (std::size_t i = 0; i < mine.size; ++i) {
-          float sum = pending_[0][i];
-          for (std::size_t w = 1; w < workers_; ++w) sum += pending_[w][i];
-          incoming_[i] = sum / static_cast<float>(workers_);
+          value sum = pending[0][i];
+          for (std::size_t w = 1; w < workers_; ++w) sum += pending[w][i];
+          incoming[i] = sum / static_cast<value>(workers_);
         }
-        optimizer.step(parameters, std::span<const float>(incoming_));
+        optimizer.step(parameters, std::span<const value>(incoming));
         ++stats_.updates;
         arrived = 0;
         for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w);
@@ -379,7 +429,7 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
       // gradient is at most one update staler than it would be otherwise.
       waiting_[worker] = true;
       release_waiting(t, parameters);
-      optimizer.step(parameters, std::span<const float>(incoming_));
+      optimizer.step(parameters, std::span<const value>(incoming));
       ++stats_.updates;
     }
     stats_.server_busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy).count();
@@ -422,10 +472,11 @@ optim::optimizer_state<typename Optimizer::value_type> parameter_server<Consiste
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimizer&) {
+  using value = typename Optimizer::value_type;
   if (worker_index(t)) {
-    for (std::size_t s = 0; s < servers_; ++s) t.send(std::span<const float>(), server_rank(s), push_tag);
+    for (std::size_t s = 0; s < servers_; ++s) t.send(std::span<const value>(), server_rank(s), push_tag);
   }
-  std::span<float> parameters = model.parameters();
+  const std::span<value> parameters = as_span(model.parameters());
   for (std::size_t s = 0; s < servers_; ++s) {
     const collective::block b = shard(s);
     collective::broadcast(t, parameters.subspan(b.offset, b.size), server_rank(s));

@@ -4,6 +4,7 @@
 
 #include <switchyard/collective/allgather.hpp>
 #include <switchyard/collective/broadcast.hpp>
+#include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/transport/transport.hpp>
 
@@ -29,7 +30,7 @@ namespace switchyard::strategy {
 /// @endcode
 template <class Transport, class Model, class Optimizer>
 void replicate_training_state(Transport& t, Model& model, Optimizer& optimizer, int root = 0) {
-  collective::broadcast(t, model.parameters(), root);
+  collective::broadcast(t, as_span(model.parameters()), root);
   auto state = optimizer.export_state();
   std::array<std::uint64_t, 2> counters{state.step, state.clock};
   collective::broadcast(t, counters, root);
@@ -48,7 +49,7 @@ template <class Model, class Optimizer>
   const auto mix = [&hash](std::span<const std::byte> bytes) {
     for (const std::byte b : bytes) hash = (hash ^ static_cast<std::uint64_t>(b)) * 1099511628211ull;
   };
-  const auto parameters = model.parameters();
+  const auto parameters = as_span(model.parameters());
   mix(std::as_bytes(std::span(parameters.data(), parameters.size())));
   const auto& state = optimizer.export_state();
   const std::array<std::uint64_t, 2> counters{state.step, state.clock};

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/sequence.hpp>
 #include <switchyard/train/training_state.hpp>
@@ -59,8 +60,8 @@ void serialize(Archive& archive, model_fingerprint& f, const unsigned int /*vers
 /// The fingerprint of `model` under `name`, with `model.layout()` when the model has one.
 template <class Model>
 [[nodiscard]] model_fingerprint fingerprint(Model& model, std::string name) {
-  using element = typename decltype(model.parameters())::value_type;
-  model_fingerprint f{std::move(name), model.parameters().size(), static_cast<std::uint32_t>(sizeof(element)), {}};
+  using element = std::remove_const_t<buffer_element_t<decltype(model.parameters())>>;
+  model_fingerprint f{std::move(name), as_span(model.parameters()).size(), static_cast<std::uint32_t>(sizeof(element)), {}};
   if constexpr (requires {
                   { model.layout() } -> std::convertible_to<std::string>;
                 }) {

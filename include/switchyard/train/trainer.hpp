@@ -5,6 +5,7 @@
 
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/partition.hpp>
+#include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>
@@ -108,8 +109,8 @@ struct trainer_options {
 template <class Model, class Optimizer, class Strategy>
 class trainer {
   static_assert(nn::model<Model>,
-                "the model must provide parameters() and gradients() returning the same std::span<E> of a "
-                "non-const floating-point E, forward_backward(const data::batch_view&) returning the mean loss "
+                "the model must provide parameters() and gradients() returning the same type, a std::span<E> "
+                "or a reference to a Buffer of non-const floating-point E, forward_backward(const data::batch_view&) returning the mean loss "
                 "as a double and evaluate(const data::batch_view&) returning nn::evaluation: see nn/model.hpp");
   static_assert(optim::optimizer<Optimizer>,
                 "the optimizer must name its element type T as value_type and provide step(std::span<T>, "
@@ -117,7 +118,7 @@ class trainer {
                 "import_state(optim::optimizer_state<T>): see optim/optimizer.hpp");
   static_assert(!nn::model<Model> || !optim::optimizer<Optimizer> ||
                     requires(Model& m) {
-                      { m.parameters() } -> std::same_as<std::span<typename Optimizer::value_type>>;
+                      requires std::same_as<nn::parameter_t<Model>, typename Optimizer::value_type>;
                     },
                 "the optimizer's value_type must be the element type of the model's parameters() "
                 "(an nn::mlp<double> needs an optimizer over double)");
@@ -348,7 +349,7 @@ std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result) {
   if (!resumed_) return 1;
   training_state<parameter_type> state = std::move(*resumed_);
   resumed_.reset();
-  const std::span<parameter_type> parameters = model_.parameters();
+  const std::span<parameter_type> parameters = as_span(model_.parameters());
   if (state.parameters.size() != parameters.size() || state.optimizer.size != parameters.size()) {
     detail::raise<usage_error>(detail::str("trainer: the state to resume from has ", state.parameters.size(),
                                            " parameters and an optimizer state of ", state.optimizer.size,
@@ -380,7 +381,7 @@ void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const hi
   training_state<parameter_type> state;
   state.optimizer = strategy::traits::assembled_state(strategy_, t, optimizer_);
   if (t.rank() != 0) return;
-  const std::span<parameter_type> parameters = model_.parameters();
+  const std::span<parameter_type> parameters = as_span(model_.parameters());
   // Finite losses and gradients can still step into infinity: never save such a state.
   if (!detail::all_finite(std::span<const parameter_type>(parameters))) {
     detail::raise<divergence_error>(detail::str("trainer on rank 0: the parameters are not finite after epoch ",
@@ -405,7 +406,7 @@ void trainer<Model, Optimizer, Strategy>::check_step(double loss, std::size_t ep
   } else if (std::isinf(loss)) {
     what = "the loss is infinite";
   } else if (options_.check_gradients) {
-    if (!detail::all_finite(std::span<const parameter_type>(model_.gradients()))) {
+    if (!detail::all_finite(std::span<const parameter_type>(as_span(model_.gradients())))) {
       what = "a gradient element is NaN or infinite";
     }
   }
