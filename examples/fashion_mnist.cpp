@@ -6,18 +6,12 @@
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
 #include "fashion_mnist_runs.hpp"
 
-#include <switchyard/transport/inproc.hpp>
-#if SWITCHYARD_HAS_MPI
-#include <switchyard/transport/mpi.hpp>
-#endif
-
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <fmt/os.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
 
 namespace sy = switchyard;
@@ -68,51 +62,26 @@ int main(int argc, char** argv) {
   app.add_option("--summary", c.summary, "Write a JSON summary of the run here");
   CLI11_PARSE(app, argc, argv);
 
-#if SWITCHYARD_HAS_MPI
-  const bool under_mpi = sy::transport::mpi::launched();
-  std::optional<sy::transport::mpi::environment> environment;
-  if (under_mpi) environment.emplace(argc, argv);
-#else
-  const bool under_mpi = false;
-#endif
+  rank_world world(argc, argv, c.ranks);
   try {
     check_settings(c);
     const auto data = load_data(c);
     // Once per process, before the ranks start: the budget is process-wide.
     const sy::nn::blas_threads_scope blas{c.blas_threads};
-    run_result result;
-    int ranks = c.ranks;
-    int rank = 0;
-#if SWITCHYARD_HAS_MPI
-    if (under_mpi) {
-      sy::transport::mpi t;
-      ranks = t.size();
-      rank = t.rank();
-      if (rank == 0) fmt::print("{} on Fashion-MNIST, {} MPI ranks, {}\n", c.model, ranks, c.strategy);
-      result = run_rank_with_faults(t, c, data);
-    }
-#endif
-    if (!under_mpi) {
-      fmt::print("{} on Fashion-MNIST, {} in-process ranks, {}\n", c.model, ranks, c.strategy);
-      result = sy::transport::run_inproc(
-                   ranks, [&](sy::transport::inproc& t) { return run_rank_with_faults(t, c, data); })
-                   .front();
-    }
-    if (rank == 0) {
+    if (world.rank() == 0) fmt::print("{} on Fashion-MNIST, {}, {}\n", c.model, world.describe(), c.strategy);
+    const run_result result = world.run(c, data);
+    if (world.rank() == 0) {
       fmt::print("final test accuracy {:.2f}% after {:.1f} s\n", 100.0 * result.history.last().test_accuracy,
                  result.history.last().wall_seconds);
       if (c.strategy != "allreduce") {
         fmt::print("staleness: max {:.0f}, mean {:.2f} steps; server busy {:.0f}% of its time\n", result.max_staleness,
                    result.mean_staleness, 100.0 * result.server_busy_fraction);
       }
-      if (!c.summary.empty()) write_summary(c, ranks, result);
+      if (!c.summary.empty()) write_summary(c, world.size(), result);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
-#if SWITCHYARD_HAS_MPI
-    if (under_mpi) environment->abort(EXIT_FAILURE);
-#endif
-    return EXIT_FAILURE;
+    return world.fail();
   }
   return EXIT_SUCCESS;
 }
