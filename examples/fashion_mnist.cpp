@@ -5,6 +5,7 @@
 //   build/examples/fashion_mnist --strategy ps --servers 1 --consistency bounded:2 --ranks 4 --straggler 2:3.0
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
 #include "fashion_mnist_runs.hpp"
+#include "run_summary.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -21,12 +22,7 @@ namespace {
 
 void write_summary(const config& c, int ranks, const run_result& r) {
   const sy::train::history& h = r.history;
-  double train_seconds = 0;
-  std::size_t samples = 0;
-  for (const auto& e : h.epochs) {
-    train_seconds += e.train_seconds;
-    samples += e.samples;
-  }
+  const training_totals trained = totals(h);
   std::string strategy = c.strategy;
   if (c.strategy == "ps") strategy = fmt::format("ps:{}", c.consistency);
   if (c.strategy == "switch") strategy = fmt::format("{}>{}", c.first, c.second);
@@ -38,8 +34,8 @@ void write_summary(const config& c, int ranks, const run_result& r) {
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
       "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}}}\n",
       strategy, c.model, c.optimizer, ranks, c.strategy == "allreduce" ? 0 : c.servers, c.straggler, h.epochs.size(), c.batch,
-      h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, train_seconds,
-      train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0.0, r.max_staleness, r.mean_staleness,
+      h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
+      trained.samples_per_second(), r.max_staleness, r.mean_staleness,
       r.server_busy_fraction, r.worker_wait_seconds);
 }
 
