@@ -5,11 +5,7 @@
 //   build/examples/fashion_mnist --strategy ps --servers 1 --consistency bounded:2 --ranks 4 --straggler 2:3.0
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
 #include "fashion_mnist_runs.hpp"
-
-#include <switchyard/transport/inproc.hpp>
-#if SWITCHYARD_HAS_MPI
-#include <switchyard/transport/mpi.hpp>
-#endif
+#include "run_summary.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -17,7 +13,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
 
 namespace sy = switchyard;
@@ -27,12 +22,7 @@ namespace {
 
 void write_summary(const config& c, int ranks, const run_result& r) {
   const sy::train::history& h = r.history;
-  double train_seconds = 0;
-  std::size_t samples = 0;
-  for (const auto& e : h.epochs) {
-    train_seconds += e.train_seconds;
-    samples += e.samples;
-  }
+  const training_totals trained = totals(h);
   std::string strategy = c.strategy;
   if (c.strategy == "ps") strategy = fmt::format("ps:{}", c.consistency);
   if (c.strategy == "switch") strategy = fmt::format("{}>{}", c.first, c.second);
@@ -44,8 +34,8 @@ void write_summary(const config& c, int ranks, const run_result& r) {
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
       "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}}}\n",
       strategy, c.model, c.optimizer, ranks, c.strategy == "allreduce" ? 0 : c.servers, c.straggler, h.epochs.size(), c.batch,
-      h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, train_seconds,
-      train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0.0, r.max_staleness, r.mean_staleness,
+      h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
+      trained.samples_per_second(), r.max_staleness, r.mean_staleness,
       r.server_busy_fraction, r.worker_wait_seconds);
 }
 
@@ -68,51 +58,26 @@ int main(int argc, char** argv) {
   app.add_option("--summary", c.summary, "Write a JSON summary of the run here");
   CLI11_PARSE(app, argc, argv);
 
-#if SWITCHYARD_HAS_MPI
-  const bool under_mpi = sy::transport::mpi::launched();
-  std::optional<sy::transport::mpi::environment> environment;
-  if (under_mpi) environment.emplace(argc, argv);
-#else
-  const bool under_mpi = false;
-#endif
+  rank_world world(argc, argv, c.ranks);
   try {
     check_settings(c);
     const auto data = load_data(c);
     // Once per process, before the ranks start: the budget is process-wide.
     const sy::nn::blas_threads_scope blas{c.blas_threads};
-    run_result result;
-    int ranks = c.ranks;
-    int rank = 0;
-#if SWITCHYARD_HAS_MPI
-    if (under_mpi) {
-      sy::transport::mpi t;
-      ranks = t.size();
-      rank = t.rank();
-      if (rank == 0) fmt::print("{} on Fashion-MNIST, {} MPI ranks, {}\n", c.model, ranks, c.strategy);
-      result = run_rank_with_faults(t, c, data);
-    }
-#endif
-    if (!under_mpi) {
-      fmt::print("{} on Fashion-MNIST, {} in-process ranks, {}\n", c.model, ranks, c.strategy);
-      result = sy::transport::run_inproc(
-                   ranks, [&](sy::transport::inproc& t) { return run_rank_with_faults(t, c, data); })
-                   .front();
-    }
-    if (rank == 0) {
+    if (world.rank() == 0) fmt::print("{} on Fashion-MNIST, {}, {}\n", c.model, world.describe(), c.strategy);
+    const run_result result = world.run(c, data);
+    if (world.rank() == 0) {
       fmt::print("final test accuracy {:.2f}% after {:.1f} s\n", 100.0 * result.history.last().test_accuracy,
                  result.history.last().wall_seconds);
       if (c.strategy != "allreduce") {
         fmt::print("staleness: max {:.0f}, mean {:.2f} steps; server busy {:.0f}% of its time\n", result.max_staleness,
                    result.mean_staleness, 100.0 * result.server_busy_fraction);
       }
-      if (!c.summary.empty()) write_summary(c, ranks, result);
+      if (!c.summary.empty()) write_summary(c, world.size(), result);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
-#if SWITCHYARD_HAS_MPI
-    if (under_mpi) environment->abort(EXIT_FAILURE);
-#endif
-    return EXIT_FAILURE;
+    return world.fail();
   }
   return EXIT_SUCCESS;
 }

@@ -1,8 +1,10 @@
-// What the Fashion-MNIST examples share: the run's settings and their command-line options, and
-// one training run on one rank under the strategy those settings name (all-reduce, a parameter
-// server, or a switch between the two), with an optional straggler.
+// What the Fashion-MNIST examples share: the run's settings and their command-line options, one
+// training run on one rank under the strategy those settings name (all-reduce, a parameter
+// server, or a switch between the two), with an optional straggler, and the ranks that run it (in
+// process, or the processes of an MPI job).
 #pragma once
 
+#include <switchyard/collective/barrier.hpp>
 #include <switchyard/data/fashion_mnist.hpp>
 #include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/cnn.hpp>
@@ -19,6 +21,10 @@
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/faulty.hpp>
+#include <switchyard/transport/inproc.hpp>
+#if SWITCHYARD_HAS_MPI
+#include <switchyard/transport/mpi.hpp>
+#endif
 #include <switchyard/trigger/after_epochs.hpp>
 #include <switchyard/trigger/after_seconds.hpp>
 #include <switchyard/trigger/after_steps.hpp>
@@ -419,5 +425,79 @@ inline void check_settings(const config& c) {
 inline sy::data::fashion_mnist load_data(const config& c) {
   return c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
 }
+
+/// The ranks that train: the processes of the MPI job when an MPI launcher (mpirun, srun) started
+/// this process, else threads of this one. One per process, made after the command line is
+/// read: under MPI it initializes MPI, and every rank then calls `run` for the same runs.
+class rank_world {
+ public:
+  rank_world(int& argc, char**& argv, int inproc_ranks) : inproc_ranks_(inproc_ranks) {
+#if SWITCHYARD_HAS_MPI
+    if (sy::transport::mpi::launched()) environment_.emplace(argc, argv);
+#else
+    static_cast<void>(argc);
+    static_cast<void>(argv);
+#endif
+  }
+
+  [[nodiscard]] bool under_mpi() const noexcept {
+#if SWITCHYARD_HAS_MPI
+    return environment_.has_value();
+#else
+    return false;
+#endif
+  }
+
+  [[nodiscard]] int size() const {
+#if SWITCHYARD_HAS_MPI
+    if (under_mpi()) return boost::mpi::communicator{}.size();
+#endif
+    return inproc_ranks_;
+  }
+
+  /// This process's rank: the one that prints and writes files is 0.
+  [[nodiscard]] int rank() const {
+#if SWITCHYARD_HAS_MPI
+    if (under_mpi()) return boost::mpi::communicator{}.rank();
+#endif
+    return 0;
+  }
+
+  /// "4 MPI ranks" or "4 in-process ranks".
+  [[nodiscard]] std::string describe() const {
+    return fmt::format("{} {} ranks", size(), under_mpi() ? "MPI" : "in-process");
+  }
+
+  /// One run of `c` on every rank; this process's result (rank 0's in process). Under MPI the
+  /// ranks start together, so that a run's clock does not count the end of the one before.
+  run_result run(const config& c, const sy::data::fashion_mnist& data) {
+#if SWITCHYARD_HAS_MPI
+    if (under_mpi()) {
+      if (!transport_) transport_.emplace();
+      sy::collective::barrier(*transport_);
+      return run_rank_with_faults(*transport_, c, data);
+    }
+#endif
+    return sy::transport::run_inproc(inproc_ranks_, [&](sy::transport::inproc& t) {
+             return run_rank_with_faults(t, c, data);
+           }).front();
+  }
+
+  /// Ends the program after an error: under MPI the whole job, since the other ranks may wait on
+  /// this one forever.
+  int fail() {
+#if SWITCHYARD_HAS_MPI
+    if (under_mpi()) environment_->abort(EXIT_FAILURE);
+#endif
+    return EXIT_FAILURE;
+  }
+
+ private:
+  int inproc_ranks_;
+#if SWITCHYARD_HAS_MPI
+  std::optional<sy::transport::mpi::environment> environment_;
+  std::optional<sy::transport::mpi> transport_;
+#endif
+};
 
 }  // namespace example

@@ -1,12 +1,14 @@
 // The experiment behind the Strategy Switch: all-reduce, an asynchronous parameter server, and
 // the switches between them in both orders, one after the other on the same model, data, seed
-// and in-process ranks, optionally with a straggler. Writes the epochs of every run as one CSV
-// and a JSON summary per strategy; examples/plot_comparison.sh draws the CSV.
+// and ranks, optionally with a straggler. The ranks are threads of this process, or the
+// processes of an MPI job when mpirun starts it (on an emulated cluster: examples/cluster/). Rank
+// 0 writes the epochs of every run as one CSV and a JSON summary per strategy;
+// examples/plot_comparison.sh draws the CSV.
 //
 //   build/examples/strategy_comparison --epochs 15 --straggler 2:3.0 --csv runs.csv --summary runs.json
+//   examples/cluster/emulate run -- build/examples/strategy_comparison --slow h1:0.17 --summary runs.json
 #include "fashion_mnist_runs.hpp"
-
-#include <switchyard/transport/inproc.hpp>
+#include "run_summary.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -49,16 +51,10 @@ std::vector<contender> contenders(const config& c, const std::vector<std::string
   return chosen;
 }
 
-// The wall time at the end of the first epoch whose test accuracy reaches `target`.
-std::optional<double> seconds_to(const sy::train::history& h, double target) {
-  for (const auto& e : h.epochs) {
-    if (e.test_accuracy >= target) return e.wall_seconds;
-  }
-  return std::nullopt;
-}
-
-std::string json_number(std::optional<double> value) {
-  return value ? fmt::format("{:.3f}", *value) : "null";
+std::string slow_hosts_text(const std::vector<slow_host>& slow) {
+  std::string text;
+  for (const slow_host& s : slow) text += fmt::format(", {} at {} cores", s.host, s.share);
+  return text;
 }
 
 }  // namespace
@@ -68,9 +64,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> labels{"allreduce", "ps", "ps>allreduce", "allreduce>ps"};
   std::string ps_first_trigger;
   std::string allreduce_first_trigger;
+  std::string thresholds_text = "0.85,0.88";
+  std::vector<std::string> slow_texts;
   std::string csv;
   std::string summary;
-  CLI::App app{"Compare all-reduce, a parameter server and the switches between them on Fashion-MNIST"};
+  CLI::App app{"Compare all-reduce, a parameter server and the switches between them on Fashion-MNIST "
+               "(in process, or under mpirun)"};
   add_training_options(app, c);
   app.add_option("--strategies", labels, "Which runs, in order")
       ->check(CLI::IsMember({"allreduce", "ps", "ps>allreduce", "allreduce>ps"}))
@@ -79,33 +78,43 @@ int main(int argc, char** argv) {
   app.add_option("--trigger-ps-first", ps_first_trigger, "The trigger of ps>allreduce (default: --trigger)");
   app.add_option("--trigger-allreduce-first", allreduce_first_trigger,
                  "The trigger of allreduce>ps (default: --trigger)");
+  app.add_option("--thresholds", thresholds_text,
+                 "Test accuracies in (0, 1], comma-separated: the summary gives the wall time at which each was "
+                 "first reached")
+      ->capture_default_str();
+  app.add_option("--slow", slow_texts,
+                 "HOST:SHARE: an emulated cluster ran HOST at SHARE cores (emulate up --slow applies it; this "
+                 "records it in the summary); may be repeated");
   app.add_option("--csv", csv, "Write every epoch of every run here: strategy, epoch, stage, wall seconds, "
                                "train loss, test accuracy");
   app.add_option("--summary", summary, "Write a JSON list with one record per strategy here");
   CLI11_PARSE(app, argc, argv);
 
+  rank_world world(argc, argv, c.ranks);
   try {
     // Four runs would write over one checkpoint file.
     if (!c.checkpoint_dir.empty() || c.resume) {
       throw sy::usage_error("--checkpoint and --resume are fashion_mnist's: strategy_comparison trains four runs");
     }
+    const std::vector<double> thresholds = parse_thresholds(thresholds_text);
+    const std::vector<slow_host> slow = parse_slow_hosts(slow_texts);
     const std::vector<contender> runs = contenders(c, labels, ps_first_trigger, allreduce_first_trigger);
     const auto data = load_data(c);
     const sy::nn::blas_threads_scope blas{c.blas_threads};  // once per process, before the ranks start
+    // Under MPI every rank trains and rank 0 alone writes: the hosts may share the files.
+    const bool writes = world.rank() == 0;
     std::optional<fmt::ostream> table;
-    if (!csv.empty()) {
+    if (writes && !csv.empty()) {
       table.emplace(fmt::output_file(csv));
       table->print("strategy,epoch,stage,wall_seconds,train_loss,test_accuracy\n");
     }
     std::vector<std::pair<std::string, sy::train::history>> results;
     for (const contender& run : runs) {
-      fmt::print("{}: {} on Fashion-MNIST, {} in-process ranks, {} epochs{}\n", run.label, c.model, c.ranks, c.epochs,
-                 c.straggler.empty() ? "" : fmt::format(", straggler {}", c.straggler));
-      const sy::train::history h =
-          sy::transport::run_inproc(
-              c.ranks, [&](sy::transport::inproc& t) { return run_rank_with_faults(t, run.settings, data); })
-              .front()
-              .history;
+      if (writes) {
+        fmt::print("{}: {} on Fashion-MNIST, {}, {} epochs{}{}\n", run.label, c.model, world.describe(), c.epochs,
+                   c.straggler.empty() ? "" : fmt::format(", straggler {}", c.straggler), slow_hosts_text(slow));
+      }
+      const sy::train::history h = world.run(run.settings, data).history;
       if (table) {
         for (const auto& e : h.epochs) {
           table->print("{},{},{},{:.3f},{:.5f},{:.5f}\n", run.label, e.epoch, e.stage, e.wall_seconds, e.train_loss,
@@ -114,31 +123,37 @@ int main(int argc, char** argv) {
       }
       results.emplace_back(run.label, h);
     }
+    if (!writes) return EXIT_SUCCESS;
 
-    fmt::print("\n{:<14} {:>14} {:>12} {:>12} {:>12}\n", "strategy", "test accuracy", "wall s", "s to 85%",
-               "s to 88%");
+    fmt::print("\n{:<14} {:>14} {:>12} {:>12}", "strategy", "test accuracy", "wall s", "samples/s");
+    for (const double threshold : thresholds) fmt::print(" {:>12}", fmt::format("s to {:g}%", 100.0 * threshold));
+    fmt::print("\n");
     for (const auto& [label, h] : results) {
-      auto shown = [](std::optional<double> v) { return v ? fmt::format("{:.1f}", *v) : std::string("never"); };
-      fmt::print("{:<14} {:>13.2f}% {:>12.1f} {:>12} {:>12}\n", label, 100.0 * h.last().test_accuracy,
-                 h.last().wall_seconds, shown(seconds_to(h, 0.85)), shown(seconds_to(h, 0.88)));
+      fmt::print("{:<14} {:>13.2f}% {:>12.1f} {:>12.0f}", label, 100.0 * h.last().test_accuracy, h.last().wall_seconds,
+                 totals(h).samples_per_second());
+      for (const std::optional<double>& t : time_to_accuracy(h, thresholds)) {
+        fmt::print(" {:>12}", t ? fmt::format("{:.1f}", *t) : std::string("never"));
+      }
+      fmt::print("\n");
     }
     if (!summary.empty()) {
       auto out = fmt::output_file(summary);
       out.print("[\n");
       for (std::size_t k = 0; k < results.size(); ++k) {
         const auto& [label, h] = results[k];
-        out.print("  {{\"strategy\": \"{}\", \"model\": \"{}\", \"ranks\": {}, \"epochs\": {}, \"straggler\": \"{}\", "
-                  "\"test_accuracy\": {:.6f}, \"wall_seconds\": {:.3f}, \"seconds_to_85\": {}, "
-                  "\"seconds_to_88\": {}}}{}\n",
-                  label, c.model, c.ranks, h.epochs.size(), c.straggler, h.last().test_accuracy, h.last().wall_seconds,
-                  json_number(seconds_to(h, 0.85)), json_number(seconds_to(h, 0.88)),
+        out.print("  {{\"strategy\": \"{}\", \"model\": \"{}\", \"transport\": \"{}\", \"ranks\": {}, "
+                  "\"epochs\": {}, \"straggler\": \"{}\", \"slow\": {}, \"test_accuracy\": {:.6f}, "
+                  "\"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, \"time_to_accuracy\": {}}}{}\n",
+                  label, c.model, world.under_mpi() ? "mpi" : "inproc", world.size(), h.epochs.size(), c.straggler,
+                  slow_hosts_json(slow), h.last().test_accuracy, h.last().wall_seconds, totals(h).samples_per_second(),
+                  time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)),
                   k + 1 < results.size() ? "," : "");
       }
       out.print("]\n");
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "strategy_comparison: %s\n", e.what());
-    return EXIT_FAILURE;
+    return world.fail();
   }
   return EXIT_SUCCESS;
 }

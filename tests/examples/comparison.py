@@ -1,37 +1,66 @@
 #!/usr/bin/env python3
-"""Runs examples/strategy_comparison briefly and checks what it writes: one summary record per
-strategy, every epoch in the CSV, the switches inside epoch 2 at a step trigger, and the plot."""
+"""Runs examples/strategy_comparison briefly, in process or under mpiexec, and checks what it
+writes: one summary record per strategy with the time to each accuracy threshold (a number or
+null) and the slow host, every epoch in the CSV, the switches inside an epoch at a step trigger,
+and the plot.
+
+    comparison.py STRATEGY_COMPARISON PLOT_COMPARISON [--mpiexec MPIEXEC --ranks N]
+"""
+import argparse
 import csv
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
-binary, plot = sys.argv[1], sys.argv[2]
+parser = argparse.ArgumentParser()
+parser.add_argument("binary")
+parser.add_argument("plot")
+parser.add_argument("--mpiexec", help="run the comparison as one MPI job through this launcher")
+parser.add_argument("--ranks", type=int, default=4)
+args = parser.parse_args()
+
 labels = ["allreduce", "ps", "ps>allreduce", "allreduce>ps"]
+thresholds = ["0.5", "0.99"]  # one every run reaches in its first epoch, one none reaches
 with tempfile.TemporaryDirectory() as work:
     runs_csv, summary = os.path.join(work, "runs.csv"), os.path.join(work, "runs.json")
-    # 600 batches of 100 an epoch: 700 batches is inside epoch 2 for both orders.
-    subprocess.run([binary, "--epochs", "2", "--batch", "100", "--ranks", "4", "--trigger", "steps:700", "--quiet",
-                    "--csv", runs_csv, "--summary", summary], check=True)
+    options = ["--batch", "100", "--quiet", "--csv", runs_csv, "--summary", summary,
+               "--thresholds", ",".join(thresholds), "--slow", "h1:0.17"]
+    if args.mpiexec:
+        # 600 batches of 100 an epoch: 300 batches is inside epoch 1; one epoch keeps the job short.
+        epochs = 1
+        command = [args.mpiexec, "--oversubscribe", "-n", str(args.ranks), args.binary,
+                   "--epochs", "1", "--trigger", "steps:300"] + options
+    else:
+        # 700 batches is inside epoch 2 for both orders.
+        epochs = 2
+        command = [args.binary, "--ranks", str(args.ranks), "--epochs", "2", "--trigger", "steps:700"] + options
+    subprocess.run(command, check=True)
     records = json.load(open(summary))
     assert [r["strategy"] for r in records] == labels, records
     for r in records:
+        assert r["transport"] == ("mpi" if args.mpiexec else "inproc"), r
+        assert r["ranks"] == args.ranks and r["epochs"] == epochs, r
         assert r["test_accuracy"] > 0.7, r
-        assert r["seconds_to_88"] is None or r["seconds_to_88"] <= r["wall_seconds"] + 1e-3, r
-        assert r["seconds_to_85"] is None or r["seconds_to_85"] <= r["wall_seconds"] + 1e-3, r
+        assert r["train_samples_per_second"] > 0, r
+        assert r["slow"] == [{"host": "h1", "share": 0.17}], r
+        reached = r["time_to_accuracy"]
+        assert list(reached) == thresholds, r
+        assert isinstance(reached["0.5"], float) and 0 < reached["0.5"] <= r["wall_seconds"] + 1e-3, r
+        assert reached["0.99"] is None, r
     rows = list(csv.DictReader(open(runs_csv)))
     stages = {(row["strategy"], int(row["epoch"])): row["stage"] for row in rows}
-    assert len(rows) == 8, rows
-    assert stages[("allreduce", 2)] == "allreduce" and stages[("ps", 2)] == "ps", stages
-    assert stages[("ps>allreduce", 1)] == "ps" and stages[("ps>allreduce", 2)] == "ps>allreduce", stages
-    assert stages[("allreduce>ps", 2)] == "allreduce>ps", stages
+    assert len(rows) == 4 * epochs, rows
+    assert stages[("allreduce", epochs)] == "allreduce" and stages[("ps", epochs)] == "ps", stages
+    assert stages[("ps>allreduce", 1)] == ("ps>allreduce" if epochs == 1 else "ps"), stages
+    assert stages[("ps>allreduce", epochs)] == "ps>allreduce", stages
+    assert stages[("allreduce>ps", epochs)] == "allreduce>ps", stages
     for r in records:
         last = [row for row in rows if row["strategy"] == r["strategy"]][-1]
         assert abs(float(last["test_accuracy"]) - r["test_accuracy"]) < 1e-5, (last, r)
     image = os.path.join(work, "runs.svg")
-    subprocess.run([plot, runs_csv, image], check=True)
+    subprocess.run([args.plot, runs_csv, image], check=True)
     text = open(image).read()
     assert "<svg" in text and all(f">{label}<" in text for label in labels), text[:400]
-print("strategy_comparison: summary, CSV and plot checked")
+print(f"strategy_comparison {'under mpiexec' if args.mpiexec else 'in process'}, {args.ranks} ranks: "
+      "summary, CSV and plot checked")

@@ -1,0 +1,154 @@
+// What the Fashion-MNIST examples write about a run besides its epochs: the training totals, the
+// time it took to reach each accuracy threshold, and the hosts an emulated cluster slowed down.
+// Free of models and transports, so that tests/examples/run_summary.cpp tests it alone.
+#pragma once
+
+#include <switchyard/core/error.hpp>
+#include <switchyard/train/history.hpp>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace example {
+
+namespace sy = switchyard;
+
+/// The training steps of a run summed over its epochs (each epoch's slowest rank).
+struct training_totals {
+  double train_seconds = 0;
+  std::size_t samples = 0;
+
+  [[nodiscard]] double samples_per_second() const {
+    return train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0.0;
+  }
+};
+
+inline training_totals totals(const sy::train::history& h) {
+  training_totals t;
+  for (const auto& e : h.epochs) {
+    t.train_seconds += e.train_seconds;
+    t.samples += e.samples;
+  }
+  return t;
+}
+
+/// For each threshold, the wall time at the end of the first epoch whose test accuracy reached
+/// it, or nothing if no epoch did.
+inline std::vector<std::optional<double>> time_to_accuracy(const sy::train::history& h,
+                                                           std::span<const double> thresholds) {
+  std::vector<std::optional<double>> times;
+  times.reserve(thresholds.size());
+  for (const double threshold : thresholds) {
+    const auto reached = std::find_if(h.epochs.begin(), h.epochs.end(),
+                                      [&](const sy::train::epoch_record& e) { return e.test_accuracy >= threshold; });
+    times.push_back(reached == h.epochs.end() ? std::nullopt : std::optional<double>(reached->wall_seconds));
+  }
+  return times;
+}
+
+/// `time_to_accuracy` as a JSON object keyed by the thresholds: {"0.85": 7.312, "0.88": null}.
+inline std::string time_to_accuracy_json(std::span<const double> thresholds,
+                                         std::span<const std::optional<double>> times) {
+  std::string json = "{";
+  for (std::size_t k = 0; k < thresholds.size(); ++k) {
+    json += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", thresholds[k],
+                        times[k] ? fmt::format("{:.3f}", *times[k]) : std::string("null"));
+  }
+  return json + "}";
+}
+
+namespace detail {
+
+// The whole of `text` as a finite number, or nothing.
+inline std::optional<double> whole_number(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::logic_error&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace detail
+
+/// --thresholds 0.85,0.88,0.89: test accuracies in (0, 1], each listed once.
+inline std::vector<double> parse_thresholds(const std::string& text) {
+  std::vector<double> thresholds;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::optional<double> value = detail::whole_number(item);
+    if (!value || *value <= 0.0 || *value > 1.0) {
+      throw sy::usage_error(fmt::format(
+          "--thresholds takes test accuracies in (0, 1] separated by commas, such as 0.85,0.88,0.89: '{}' in '{}' "
+          "is not one",
+          item, text));
+    }
+    if (std::find(thresholds.begin(), thresholds.end(), *value) != thresholds.end()) {
+      throw sy::usage_error(fmt::format("--thresholds lists {} twice in '{}'", *value, text));
+    }
+    thresholds.push_back(*value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return thresholds;
+}
+
+/// --slow HOST:SHARE: the host of an emulated cluster (examples/cluster/emulate) that ran at
+/// SHARE cores. The examples only record it: the emulator applies the share.
+struct slow_host {
+  std::string host;
+  double share = 0;
+};
+
+inline slow_host parse_slow_host(const std::string& text) {
+  const std::size_t colon = text.rfind(':');
+  const std::string host = colon == std::string::npos ? "" : text.substr(0, colon);
+  // Not a number counts as 0, which is refused.
+  const double share = colon == std::string::npos ? 0.0 : detail::whole_number(text.substr(colon + 1)).value_or(0.0);
+  const bool host_ok = !host.empty() && std::none_of(host.begin(), host.end(), [](char ch) {
+    return ch == ':' || ch == '"' || ch == '\\' || std::isspace(static_cast<unsigned char>(ch)) != 0;
+  });
+  if (!host_ok || share <= 0.0) {
+    throw sy::usage_error(fmt::format(
+        "--slow takes HOST:SHARE, a host name and its positive share of a core, such as h1:0.17, got '{}'", text));
+  }
+  return {host, share};
+}
+
+/// Every --slow, each host once.
+inline std::vector<slow_host> parse_slow_hosts(const std::vector<std::string>& texts) {
+  std::vector<slow_host> hosts;
+  for (const std::string& text : texts) {
+    slow_host slow = parse_slow_host(text);
+    if (std::any_of(hosts.begin(), hosts.end(), [&](const slow_host& h) { return h.host == slow.host; })) {
+      throw sy::usage_error(fmt::format("--slow names {} twice", slow.host));
+    }
+    hosts.push_back(std::move(slow));
+  }
+  return hosts;
+}
+
+/// The slow hosts as a JSON list: [{"host": "h1", "share": 0.17}].
+inline std::string slow_hosts_json(std::span<const slow_host> hosts) {
+  std::string json = "[";
+  for (std::size_t k = 0; k < hosts.size(); ++k) {
+    json += fmt::format("{}{{\"host\": \"{}\", \"share\": {}}}", k == 0 ? "" : ", ", hosts[k].host, hosts[k].share);
+  }
+  return json + "]";
+}
+
+}  // namespace example
