@@ -156,7 +156,7 @@ class trainer {
 
   /// Trains for `options.epochs` epochs on `train` and evaluates on `test` after each; collective
   /// over every rank of `t`. Returns the epoch records (the same on every rank).
-  template <transport::transport Transport>
+  template <class Transport>
   history fit(Transport& t, std::shared_ptr<const data::dataset> train, const data::dataset& test);
 
   [[nodiscard]] const Strategy& strategy() const noexcept { return strategy_; }
@@ -211,9 +211,12 @@ class trainer {
 // ---------------------------------------------------------------------------------------------
 
 template <class Model, class Optimizer, class Strategy>
-template <transport::transport Transport>
+template <class Transport>
 history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<const data::dataset> train,
                                                  const data::dataset& test) {
+  static_assert(transport::transport<Transport>,
+                "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
+                "recv_any, barrier() and split(color, key): see transport/transport.hpp");
   static_assert(requires(const Strategy& s) {
     { s.name() } -> std::convertible_to<std::string_view>;
   }, "the strategy must provide name() const, returning its name as something convertible to std::string_view: "

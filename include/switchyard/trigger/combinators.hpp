@@ -35,8 +35,11 @@ std::size_t count_fired(Tuple& triggers, Ask ask) {
 /// @code
 /// switchyard::trigger::any_of t{after_epochs{8}, loss_plateau{0.01, 2}};
 /// @endcode
-template <trigger... Triggers>
+template <class... Triggers>
 struct any_of {
+  static_assert((trigger<Triggers> && ...),
+                "every part of any_of must be a trigger: copyable, with fire(const train::epoch_record&) returning "
+                "bool: see trigger/trigger.hpp");
   std::tuple<Triggers...> triggers;
   constexpr any_of() = default;
   constexpr explicit any_of(Triggers... t) : triggers(std::move(t)...) {}
@@ -60,8 +63,11 @@ void serialize(Archive& archive, any_of<Triggers...>& t, const unsigned int /*ve
 }
 
 /// @brief Fires when all of its triggers fire on the same record.
-template <trigger... Triggers>
+template <class... Triggers>
 struct all_of {
+  static_assert((trigger<Triggers> && ...),
+                "every part of all_of must be a trigger: copyable, with fire(const train::epoch_record&) returning "
+                "bool: see trigger/trigger.hpp");
   std::tuple<Triggers...> triggers;
   constexpr all_of() = default;
   constexpr explicit all_of(Triggers... t) : triggers(std::move(t)...) {}
