@@ -714,9 +714,7 @@ void fold_block(const std::vector<window_slot>& window, std::size_t offset, std:
       const T* other = reinterpret_cast<const T*>(window[static_cast<std::size_t>(r)].input) + begin;
       for (std::size_t i = 0; i < n; ++i) tile[i] = op(tile[i], other[i]);
     }
-    if constexpr (finalized_reduction<Op, T>) {
-      for (std::size_t i = 0; i < n; ++i) tile[i] = Op::finalize(tile[i], ranks);
-    }
+    finalize_all<Op>(std::span<T>(tile.data(), n), ranks);
     emit(begin, std::span<const T>(tile.data(), n));
   }
 }
@@ -727,9 +725,7 @@ template <arithmetic T, class Op>
 void inproc::native_allreduce(std::span<T> data, Op op) {
   if (size() == 1) {
     check_usable("allreduce");
-    if constexpr (finalized_reduction<Op, T>) {
-      for (T& v : data) v = Op::finalize(v, 1);
-    }
+    finalize_all<Op>(data, 1);
     return;
   }
   auto* bytes = reinterpret_cast<std::byte*>(data.data());

@@ -59,14 +59,6 @@ std::span<T> scratch(std::size_t count, std::size_t slot = 0) {
 template <class Transport, class T>
 using request_t = decltype(std::declval<Transport&>().isend(std::declval<std::span<const T>>(), 0, 0));
 
-// Applies an operation's final step (the division of an average) to a reduced range.
-template <class T, class Op>
-void finalize(std::span<T> values, int ranks) {
-  if constexpr (finalized_reduction<Op, T>) {
-    for (T& v : values) v = Op::finalize(v, ranks);
-  }
-}
-
 // Runs `body`, adding to transport errors which collective failed on which rank and with how
 // many elements there: when ranks disagree on a count, their messages together show both.
 template <class Body>
