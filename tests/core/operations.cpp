@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <span>
 #include <type_traits>
+#include <vector>
 
 using namespace switchyard;
 
@@ -36,4 +38,13 @@ TEST_CASE("operations.builtin: sum, min, max and the average's final division") 
   CHECK(ops::average::finalize(std::int8_t{100}, 128) == 0);
   CHECK(ops::average::finalize(std::int8_t{-100}, 50) == -2);
   CHECK(ops::average::finalize(std::uint64_t{1} << 63, 1 << 30) == std::uint64_t{1} << 33);
+}
+
+TEST_CASE("operations.finalize_all: the final step on every element, none for an operation without one") {
+  std::vector<double> averaged{3.0, -6.0, 0.0};
+  finalize_all<ops::average>(std::span<double>(averaged), 3);
+  CHECK(averaged == std::vector<double>{1.0, -2.0, 0.0});
+  std::vector<int> summed{3, -6, 0};
+  finalize_all<ops::sum>(std::span<int>(summed), 3);
+  CHECK(summed == std::vector<int>{3, -6, 0});
 }

@@ -4,6 +4,7 @@
 // the fuzzer's bytes reach the archive decoder instead of stopping at the checksum.
 #include "switchyard/train/checkpoint.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -14,14 +15,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace detail = switchyard::detail;
   const std::span<const std::byte> payload = std::as_bytes(std::span(data, size));
-  std::vector<std::byte> file(detail::checkpoint_header_bytes);
-  for (std::size_t i = 0; i < detail::checkpoint_magic.size(); ++i) {
-    file[i] = static_cast<std::byte>(detail::checkpoint_magic[i]);
-  }
-  detail::put_le(file.data() + 8, switchyard::train::checkpoint<float>::format_version, 4);
-  detail::put_le(file.data() + 12, detail::crc32(payload), 4);
-  detail::put_le(file.data() + 16, payload.size(), 8);
-  file.insert(file.end(), payload.begin(), payload.end());
+  const auto header = detail::checkpoint_header(payload, switchyard::train::checkpoint<float>::format_version);
+  std::vector<std::byte> file(header.size() + payload.size());
+  std::copy(header.begin(), header.end(), file.begin());
+  std::copy(payload.begin(), payload.end(), file.begin() + static_cast<std::ptrdiff_t>(header.size()));
   try {
     // What the seed corpus holds, so that mutations of it get past the model check.
     const switchyard::train::model_fingerprint expected{"mlp", 4, sizeof(float), "dense 1x2"};

@@ -286,13 +286,10 @@ namespace {
 
 // `payload` behind a valid header (magic, version, CRC-32, length): what the fuzz target loads.
 std::vector<std::byte> with_header(std::span<const std::byte> payload) {
-  namespace detail = sy::detail;
-  std::vector<std::byte> file(detail::checkpoint_header_bytes);
-  for (std::size_t i = 0; i < detail::checkpoint_magic.size(); ++i) file[i] = std::byte(detail::checkpoint_magic[i]);
-  detail::put_le(file.data() + 8, sy::train::checkpoint<float>::format_version, 4);
-  detail::put_le(file.data() + 12, detail::crc32(payload), 4);
-  detail::put_le(file.data() + 16, payload.size(), 8);
-  file.insert(file.end(), payload.begin(), payload.end());
+  const auto header = sy::detail::checkpoint_header(payload, sy::train::checkpoint<float>::format_version);
+  std::vector<std::byte> file(header.size() + payload.size());
+  std::copy(header.begin(), header.end(), file.begin());
+  std::copy(payload.begin(), payload.end(), file.begin() + static_cast<std::ptrdiff_t>(header.size()));
   return file;
 }
 

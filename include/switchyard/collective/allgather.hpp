@@ -32,14 +32,8 @@ namespace switchyard::collective {
 template <class Transport, class In, class Out, class Algorithm = algorithm::automatic>
 void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
   detail::require_transport<Transport>();
-  static_assert(switchyard::buffer<const In>,
-                "the input must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
-                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
-                "switchyard_as_span: see core/buffer.hpp");
-  static_assert(switchyard::buffer<std::remove_reference_t<Out>>,
-                "the output must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
-                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
-                "switchyard_as_span: see core/buffer.hpp");
+  detail::require_buffer<const In, detail::buffer_role::input>();
+  detail::require_buffer<std::remove_reference_t<Out>, detail::buffer_role::output>();
   static_assert(!switchyard::buffer<std::remove_reference_t<Out>> ||
                     switchyard::mutable_buffer<std::remove_reference_t<Out>>,
                 "allgather writes into its output: pass a non-const output buffer");

@@ -46,7 +46,7 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
                     switchyard::mutable_buffer<std::remove_reference_t<Buffer>>,
                 "allreduce writes its buffer in place: pass a non-const buffer");
   using T = buffer_element_t<std::remove_reference_t<Buffer>>;
-  static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
+  detail::require_reduction<Op, T>();
   std::span<T> data = as_span(buffer);
   detail::in_context("allreduce", t.rank(), data.size(), [&] {
     detail::check_call<Op>(t, {detail::operation::allreduce, detail::algorithm_id<Algorithm>(), data.size(), 0,

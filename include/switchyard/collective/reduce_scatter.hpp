@@ -35,7 +35,7 @@ auto reduce_scatter(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
                     switchyard::mutable_buffer<std::remove_reference_t<Buffer>>,
                 "reduce_scatter writes its buffer in place: pass a non-const buffer");
   using T = buffer_element_t<std::remove_reference_t<Buffer>>;
-  static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
+  detail::require_reduction<Op, T>();
   static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||
                     std::is_same_v<Algorithm, algorithm::native>,
                 "reduce_scatter runs as algorithm::ring, algorithm::native or algorithm::automatic");
@@ -54,7 +54,7 @@ auto reduce_scatter(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
       detail::ring_reduce_scatter(t, data, op);
       const block mine = block_of(data.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
       std::span<T> result = data.subspan(mine.offset, mine.size);
-      detail::finalize<T, Op>(result, t.size());
+      finalize_all<Op>(result, t.size());
       return result;
     }
   });

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <concepts>
+#include <span>
 #include <type_traits>
 
 namespace switchyard {
@@ -85,5 +86,14 @@ template <class Op, class T>
 concept finalized_reduction = reduction<Op, T> && requires(T a, int ranks) {
   { Op::finalize(a, ranks) } -> std::convertible_to<T>;
 };
+
+/// @brief Applies the final step of `Op` (`ops::average`'s division) to every element of `values`,
+/// reduced over `ranks` ranks; does nothing for an operation without one.
+template <class Op, class T>
+void finalize_all(std::span<T> values, int ranks) {
+  if constexpr (finalized_reduction<Op, T>) {
+    for (T& v : values) v = Op::finalize(v, ranks);
+  }
+}
 
 }  // namespace switchyard

@@ -489,9 +489,7 @@ class mpi {
         [&](MPI_Request* request) {
           return MPI_Iallreduce(MPI_IN_PLACE, data.data(), count, type, mpi_op, comm(), request);
         });
-    if constexpr (finalized_reduction<Op, T>) {
-      for (T& v : data) v = Op::finalize(v, size_);
-    }
+    finalize_all<Op>(data, size_);
   }
   template <arithmetic T>
   void native_broadcast(std::span<T> data, int root) {
@@ -534,9 +532,7 @@ class mpi {
     std::copy_backward(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(mine.size),
                        data.begin() + static_cast<std::ptrdiff_t>(mine.offset + mine.size));
     std::span<T> result = data.subspan(mine.offset, mine.size);
-    if constexpr (finalized_reduction<Op, T>) {
-      for (T& v : result) v = Op::finalize(v, size_);
-    }
+    finalize_all<Op>(result, size_);
     return result;
   }
 

@@ -15,21 +15,48 @@
 
 namespace switchyard::collective::detail {
 
+// The require_* helpers return `auto` so that a call instantiates them on the spot: with a plain
+// `void`, GCC defers their bodies, and their message comes after the errors of the lines that
+// follow the call instead of first.
+
 /// The collectives' one-sentence diagnostic for a type that is not a transport.
 template <class Transport>
-constexpr void require_transport() {
+constexpr auto require_transport() {
   static_assert(transport::transport<Transport>,
                 "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
                 "recv_any, barrier() and split(color, key): see transport/transport.hpp");
 }
 
-/// The collectives' one-sentence diagnostic for a type that is not a buffer.
-template <class Buffer>
-constexpr void require_buffer() {
-  static_assert(switchyard::buffer<Buffer>,
-                "the buffer must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
-                "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
-                "switchyard_as_span: see core/buffer.hpp");
+/// What a buffer argument is to a collective, as the diagnostic for a non-buffer names it.
+enum class buffer_role { buffer, input, output };
+
+/// The collectives' one-sentence diagnostic for a type that is not a buffer. The sentence is
+/// spelled out once per role because a C++20 static_assert message must be a string literal
+/// (composing one from constants needs C++26, or a macro); keep the three in step.
+template <class Buffer, buffer_role Role = buffer_role::buffer>
+constexpr auto require_buffer() {
+  if constexpr (Role == buffer_role::input) {
+    static_assert(switchyard::buffer<Buffer>,
+                  "the input must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
+                  "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
+                  "switchyard_as_span: see core/buffer.hpp");
+  } else if constexpr (Role == buffer_role::output) {
+    static_assert(switchyard::buffer<Buffer>,
+                  "the output must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
+                  "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
+                  "switchyard_as_span: see core/buffer.hpp");
+  } else {
+    static_assert(switchyard::buffer<Buffer>,
+                  "the buffer must be a contiguous range of arithmetic values (std::vector, std::array, std::span), "
+                  "an xtensor container, or a type with a switchyard::buffer_traits specialization or an ADL "
+                  "switchyard_as_span: see core/buffer.hpp");
+  }
+}
+
+/// The diagnostic of the reducing collectives for an operation that does not reduce `T`.
+template <class Op, class T>
+constexpr auto require_reduction() {
+  static_assert(reduction<Op, T>, "the operation must be callable as T op(T, T) for the buffer's element type");
 }
 
 using switchyard::detail::raise;
@@ -58,14 +85,6 @@ std::span<T> scratch(std::size_t count, std::size_t slot = 0) {
 
 template <class Transport, class T>
 using request_t = decltype(std::declval<Transport&>().isend(std::declval<std::span<const T>>(), 0, 0));
-
-// Applies an operation's final step (the division of an average) to a reduced range.
-template <class T, class Op>
-void finalize(std::span<T> values, int ranks) {
-  if constexpr (finalized_reduction<Op, T>) {
-    for (T& v : values) v = Op::finalize(v, ranks);
-  }
-}
 
 // Runs `body`, adding to transport errors which collective failed on which rank and with how
 // many elements there: when ranks disagree on a count, their messages together show both.

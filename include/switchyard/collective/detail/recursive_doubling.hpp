@@ -4,6 +4,7 @@
 #pragma once
 
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/core/operations.hpp>
 
 #include <algorithm>
 #include <span>
@@ -49,7 +50,7 @@ void recursive_doubling_allreduce(Transport& t, std::span<T> data, Op op) {
     exchange(real_rank(partner));
     fold(virtual_rank < partner);
   }
-  finalize<T, Op>(data, n);
+  finalize_all<Op>(data, n);
   if (r < 2 * extra) t.send(std::span<const T>(data), r - 1, allreduce_tag);
 }
 

@@ -4,6 +4,7 @@
 
 #include <switchyard/collective/detail/common.hpp>
 #include <switchyard/collective/partition.hpp>
+#include <switchyard/core/operations.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -85,7 +86,7 @@ void ring_allreduce(Transport& t, std::span<T> data, Op op) {
   const auto n = static_cast<std::size_t>(t.size());
   ring_reduce_scatter(t, data, op);
   const block mine = block_of(data.size(), n, static_cast<std::size_t>(t.rank()));
-  finalize<T, Op>(data.subspan(mine.offset, mine.size), t.size());
+  finalize_all<Op>(data.subspan(mine.offset, mine.size), t.size());
   ring_allgather(t, data, [&](std::size_t b) { return block_of(data.size(), n, b); });
 }
 

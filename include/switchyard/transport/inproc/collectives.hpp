@@ -1,0 +1,133 @@
+// The in-process native collectives: every rank publishes its buffer in the group's window, and
+// ranks then read and write their peers' buffers directly, between two barriers.
+#pragma once
+
+#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/buffer.hpp>
+#include <switchyard/core/error.hpp>
+#include <switchyard/core/operations.hpp>
+#include <switchyard/transport/inproc/group.hpp>
+#include <switchyard/transport/inproc/mailbox.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace switchyard::transport::detail {
+
+// The native collectives reduce in tiles that stay in L1 while every rank's block is folded in.
+inline constexpr std::size_t reduce_tile_bytes = 8192;
+
+// Shows this rank's arguments to the group, and raises the same usage_error on every rank when
+// they differ.
+template <arithmetic T>
+void publish_and_check(inproc_group& g, int rank, const char* name, std::byte* data, const std::byte* input,
+                       std::size_t count, int root) {
+  check_usable(g, rank, name);
+  g.window[static_cast<std::size_t>(rank)] = {data, input, count, &detail::type_identity_tag<T>, root};
+  barrier(g, rank);
+  // Every rank sees the same slots, so every rank raises the same error: nobody is left waiting.
+  bool agree = true;
+  for (const detail::window_slot& slot : g.window) {
+    agree = agree && slot.count == count && slot.element_type == &detail::type_identity_tag<T> && slot.root == root;
+  }
+  if (!agree) {
+    std::string table;
+    for (int r = 0; r < g.size; ++r) {
+      const detail::window_slot& slot = g.window[static_cast<std::size_t>(r)];
+      table += detail::str(r == 0 ? "" : ", ", "rank ", r, ": ", slot.count,
+                   slot.element_type == &detail::type_identity_tag<T> ? "" : " (other element type)");
+      if (slot.root != root) table += detail::str(" root ", slot.root);
+    }
+    detail::raise<usage_error>(detail::str("rank ", rank, ": ", name, " called with mismatched arguments across ranks (",
+                                   table, ")"));
+  }
+}
+
+// Folds block [offset, offset + size) of every rank's buffer, in rank order, and hands each
+// finished tile to `emit(tile_offset, tile)`.
+template <class T, class Op, class Emit>
+void fold_block(const std::vector<window_slot>& window, std::size_t offset, std::size_t size, Op op,
+                Emit emit) {
+  constexpr std::size_t tile_elements = std::max<std::size_t>(1, reduce_tile_bytes / sizeof(T));
+  alignas(64) std::array<T, tile_elements> tile;
+  const int ranks = static_cast<int>(window.size());
+  for (std::size_t begin = offset; begin < offset + size; begin += tile_elements) {
+    const std::size_t n = std::min(tile_elements, offset + size - begin);
+    const T* first = reinterpret_cast<const T*>(window[0].input) + begin;
+    std::copy_n(first, n, tile.data());
+    for (int r = 1; r < ranks; ++r) {
+      const T* other = reinterpret_cast<const T*>(window[static_cast<std::size_t>(r)].input) + begin;
+      for (std::size_t i = 0; i < n; ++i) tile[i] = op(tile[i], other[i]);
+    }
+    finalize_all<Op>(std::span<T>(tile.data(), n), ranks);
+    emit(begin, std::span<const T>(tile.data(), n));
+  }
+}
+
+template <arithmetic T, class Op>
+void native_allreduce(inproc_group& g, int rank, std::span<T> data, Op op) {
+  if (g.size == 1) {
+    check_usable(g, rank, "allreduce");
+    finalize_all<Op>(data, 1);
+    return;
+  }
+  auto* bytes = reinterpret_cast<std::byte*>(data.data());
+  publish_and_check<T>(g, rank, "allreduce", bytes, bytes, data.size(), 0);
+  // Rank r alone reads and writes block r of every buffer: no locks, one result per element,
+  // written to every rank, so replicas hold identical bits.
+  const collective::block mine = collective::block_of(data.size(), static_cast<std::size_t>(g.size),
+                                                      static_cast<std::size_t>(rank));
+  detail::fold_block<T>(g.window, mine.offset, mine.size, op, [&g](std::size_t at, std::span<const T> tile) {
+    for (const detail::window_slot& slot : g.window) {
+      std::copy(tile.begin(), tile.end(), reinterpret_cast<T*>(slot.data) + at);
+    }
+  });
+  barrier(g, rank);
+}
+
+template <arithmetic T>
+void native_broadcast(inproc_group& g, int rank, std::span<T> data, int root) {
+  check_peer(g, rank, root, "broadcast", false);
+  auto* bytes = reinterpret_cast<std::byte*>(data.data());
+  publish_and_check<T>(g, rank, "broadcast", bytes, bytes, data.size(), root);
+  if (rank != root) {
+    const T* source = reinterpret_cast<const T*>(g.window[static_cast<std::size_t>(root)].input);
+    std::copy_n(source, data.size(), data.data());
+  }
+  barrier(g, rank);
+}
+
+template <arithmetic T>
+void native_allgather(inproc_group& g, int rank, std::span<const T> mine, std::span<T> all) {
+  if (all.size() != mine.size() * static_cast<std::size_t>(g.size)) {
+    detail::raise<usage_error>(detail::str("rank ", rank, ": allgather of ", mine.size(), " elements per rank over ", g.size,
+                                   " ranks needs an output of ", mine.size() * static_cast<std::size_t>(g.size),
+                                   " elements, got ", all.size()));
+  }
+  publish_and_check<T>(g, rank, "allgather", reinterpret_cast<std::byte*>(all.data()),
+                       reinterpret_cast<const std::byte*>(mine.data()), mine.size(), 0);
+  for (int r = 0; r < g.size; ++r) {
+    const T* source = reinterpret_cast<const T*>(g.window[static_cast<std::size_t>(r)].input);
+    std::copy_n(source, mine.size(), all.data() + static_cast<std::size_t>(r) * mine.size());
+  }
+  barrier(g, rank);
+}
+
+template <arithmetic T, class Op>
+std::span<T> native_reduce_scatter(inproc_group& g, int rank, std::span<T> data, Op op) {
+  auto* bytes = reinterpret_cast<std::byte*>(data.data());
+  publish_and_check<T>(g, rank, "reduce_scatter", bytes, bytes, data.size(), 0);
+  const collective::block mine = collective::block_of(data.size(), static_cast<std::size_t>(g.size),
+                                                      static_cast<std::size_t>(rank));
+  detail::fold_block<T>(g.window, mine.offset, mine.size, op, [data](std::size_t at, std::span<const T> tile) {
+    std::copy(tile.begin(), tile.end(), data.data() + at);
+  });
+  barrier(g, rank);
+  return data.subspan(mine.offset, mine.size);
+}
+
+}  // namespace switchyard::transport::detail
