@@ -15,7 +15,7 @@
 #include <switchyard/optim/adam.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/switch_to.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>

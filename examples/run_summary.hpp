@@ -4,7 +4,7 @@
 #pragma once
 
 #include <switchyard/core/error.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 
 #include <fmt/core.h>
 

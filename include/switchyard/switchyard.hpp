@@ -13,7 +13,7 @@
 #include <switchyard/collective/barrier.hpp>
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/collective/native.hpp>
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/collective/reduce_scatter.hpp>
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/buffer.hpp>
@@ -49,7 +49,7 @@
 #include <switchyard/strategy/traits.hpp>
 #include <switchyard/train/batch_source.hpp>
 #include <switchyard/train/epoch_log.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/train/training_state.hpp>
 #include <switchyard/data/batch.hpp>

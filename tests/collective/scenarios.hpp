@@ -9,7 +9,7 @@
 #include <switchyard/collective/barrier.hpp>
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/collective/native.hpp>
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/collective/reduce_scatter.hpp>
 #include <switchyard/core/operations.hpp>
 
@@ -266,8 +266,8 @@ void reduce_scatter_case(Transport& t, std::size_t count, std::vector<std::strin
   std::vector<T> data(count);
   for (std::size_t i = 0; i < count; ++i) data[i] = exact_value<T>(t.rank(), i);
   const std::span<T> block = sy::collective::reduce_scatter(t, data, Op{}, Algorithm{});
-  const sy::collective::block expected =
-      sy::collective::block_of(count, static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
+  const sy::block expected =
+      sy::block_of(count, static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
   const std::string what = "reduce_scatter " + algorithm_name<Algorithm>() + " " + type_name<T>() + " " +
                            op_name<Op>() + " count " + std::to_string(count) + " ranks " + std::to_string(t.size()) +
                            " rank " + std::to_string(t.rank());

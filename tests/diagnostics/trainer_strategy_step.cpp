@@ -3,19 +3,13 @@
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/transport/inproc.hpp>
 
+#include "linear_model.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
-
-struct linear_model {
-  std::vector<float> params = std::vector<float>(4), grads = std::vector<float>(4);
-  std::span<float> parameters() { return params; }
-  std::span<float> gradients() { return grads; }
-  double forward_backward(const switchyard::data::batch_view&) { return 0.0; }
-  switchyard::nn::evaluation evaluate(const switchyard::data::batch_view&) { return {}; }
-};
 
 struct only_a_name {
   std::string_view name() const { return "nameless"; }
@@ -24,7 +18,7 @@ struct only_a_name {
 int main() {
   namespace sy = switchyard;
   sy::transport::run_inproc(1, [](sy::transport::inproc& t) {
-    linear_model model;
+    linear_model<> model;
     sy::optim::sgd optimizer{4, 0.1};
     sy::train::trainer trainer{model, optimizer, only_a_name{}};
     const auto data = std::make_shared<const sy::data::dataset>(std::vector<std::uint8_t>(4), std::vector<std::uint8_t>(1), 2, 2);

@@ -1,7 +1,7 @@
 // Synthetic epoch records for the trigger tests.
 #pragma once
 
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 
 #include <cstddef>
 

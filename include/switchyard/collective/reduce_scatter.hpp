@@ -7,7 +7,7 @@
 #include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/collective/native.hpp>
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/transport/transport.hpp>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <switchyard/collective/broadcast.hpp>
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/threshold.hpp>
@@ -117,7 +117,7 @@ struct ps_statistics {
 /// @brief Parameter-server strategy: the last `servers` ranks serve, the others work.
 ///
 /// The parameter arena is split into `servers` contiguous shards balanced by size
-/// (`collective::block_of`); server s owns shard s and the optimizer state for it, made from the
+/// (`block_of`); server s owns shard s and the optimizer state for it, made from the
 /// rank's optimizer by slicing its state. Each worker step pushes every shard's gradient to its
 /// server and pulls the fresh shard, to all servers at once. At the end of each epoch every rank
 /// receives every shard, so evaluation and the final model see the servers' parameters.
@@ -216,7 +216,7 @@ class parameter_server {
   static constexpr int push_tag = 31000;
   static constexpr int pull_tag = 31001;
   static constexpr int assign_tag = 31002;
-  [[nodiscard]] collective::block shard(std::size_t s) const { return collective::block_of(arena_, servers_, s); }
+  [[nodiscard]] block shard(std::size_t s) const { return block_of(arena_, servers_, s); }
   [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(workers_ + s); }
   // The clock of the slowest worker still training this epoch.
   [[nodiscard]] std::uint64_t slowest() const {
@@ -297,7 +297,7 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   stats_ = {};
   collective::broadcast(t, as_span(model.parameters()), 0);
   if (worker_index(t)) return;
-  const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
+  const block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
   completed_.assign(workers_, 0);
   active_.assign(workers_, true);
@@ -336,11 +336,11 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   // Post every pull before any push, so a server's reply always finds its receive waiting.
   if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
   for (std::size_t s = 0; s < servers_; ++s) {
-    const collective::block b = shard(s);
+    const block b = shard(s);
     requests.push_back(t.irecv(parameters.subspan(b.offset, b.size), server_rank(s), pull_tag));
   }
   for (std::size_t s = 0; s < servers_; ++s) {
-    const collective::block b = shard(s);
+    const block b = shard(s);
     requests.push_back(t.isend(gradients.subspan(b.offset, b.size), server_rank(s), push_tag));
   }
   for (request& r : requests) r.wait();
@@ -380,7 +380,7 @@ template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer& optimizer) {
   const auto started = std::chrono::steady_clock::now();
-  const collective::block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
+  const block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
   using value = typename Optimizer::value_type;
   const std::span<value> parameters = as_span(model.parameters()).subspan(mine.offset, mine.size);
   std::vector<value>& incoming = buffers<value>().incoming;
@@ -453,7 +453,7 @@ optim::optimizer_state<typename Optimizer::value_type> parameter_server<Consiste
   const std::size_t mine = serving ? static_cast<std::size_t>(t.rank()) - workers_ : servers_;
   std::vector<optim::optimizer_state<value>> shards(servers_);
   for (std::size_t s = 0; s < servers_; ++s) {
-    const collective::block b = shard(s);
+    const block b = shard(s);
     optim::optimizer_state<value>& piece = shards[s];
     piece.size = b.size;
     piece.slots.assign(own.slots.size(), std::vector<value>(b.size));
@@ -478,7 +478,7 @@ void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimi
   }
   const std::span<value> parameters = as_span(model.parameters());
   for (std::size_t s = 0; s < servers_; ++s) {
-    const collective::block b = shard(s);
+    const block b = shard(s);
     collective::broadcast(t, parameters.subspan(b.offset, b.size), server_rank(s));
   }
 }

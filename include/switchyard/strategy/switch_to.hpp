@@ -12,7 +12,7 @@
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/replicas.hpp>
 #include <switchyard/strategy/traits.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <switchyard/core/error.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 
 #include <cstdio>
 #include <filesystem>

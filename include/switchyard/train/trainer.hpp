@@ -4,7 +4,7 @@
 #pragma once
 
 #include <switchyard/collective/allreduce.hpp>
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/floating_point.hpp>
@@ -18,7 +18,7 @@
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/traits.hpp>
 #include <switchyard/train/batch_source.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 #include <switchyard/train/training_state.hpp>
 #include <switchyard/transport/transport.hpp>
 
@@ -423,8 +423,8 @@ template <class Model, class Optimizer, class Strategy>
 template <transport::transport Transport>
 nn::evaluation trainer<Model, Optimizer, Strategy>::evaluate(Transport& t, const data::dataset& test) {
   // Replicas agree at the end of an epoch, so each rank evaluates its own block of the test set.
-  const collective::block mine =
-      collective::block_of(test.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
+  const block mine =
+      block_of(test.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
   nn::evaluation total;
   for (std::size_t first = mine.offset; first < mine.offset + mine.size; first += options_.eval_batch_size) {
     total += model_.evaluate(test.slice(first, std::min(options_.eval_batch_size, mine.offset + mine.size - first)));

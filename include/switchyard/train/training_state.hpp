@@ -5,7 +5,7 @@
 #include <switchyard/core/sequence.hpp>
 #include <switchyard/optim/optimizer.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 
 #include <cstdint>
 #include <vector>

@@ -8,7 +8,7 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/transport/transport.hpp>
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/datatype.hpp>
@@ -517,7 +517,7 @@ class mpi {
     counts_.resize(static_cast<std::size_t>(size_));
     for (int r = 0; r < size_; ++r) {
       counts_[static_cast<std::size_t>(r)] = detail::mpi_count(
-          collective::block_of(data.size(), static_cast<std::size_t>(size_), static_cast<std::size_t>(r)).size, rank_);
+          block_of(data.size(), static_cast<std::size_t>(size_), static_cast<std::size_t>(r)).size, rank_);
     }
     const MPI_Datatype type = boost::mpi::get_mpi_datatype<T>();
     const MPI_Op mpi_op = detail::builtin_mpi_op<Op, T>();
@@ -527,8 +527,8 @@ class mpi {
         [&](MPI_Request* request) {
           return MPI_Ireduce_scatter(MPI_IN_PLACE, data.data(), counts_.data(), type, mpi_op, comm(), request);
         });
-    const collective::block mine =
-        collective::block_of(data.size(), static_cast<std::size_t>(size_), static_cast<std::size_t>(rank_));
+    const block mine =
+        block_of(data.size(), static_cast<std::size_t>(size_), static_cast<std::size_t>(rank_));
     std::copy_backward(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(mine.size),
                        data.begin() + static_cast<std::ptrdiff_t>(mine.offset + mine.size));
     std::span<T> result = data.subspan(mine.offset, mine.size);

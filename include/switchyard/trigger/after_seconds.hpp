@@ -1,7 +1,7 @@
 // Switch after an amount of wall time.
 #pragma once
 
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 
 namespace switchyard::trigger {
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <switchyard/core/threshold.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // Triggers made of triggers: the first of several, or all of them.
 #pragma once
 
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <switchyard/core/sequence.hpp>
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 
 #include <cmath>
 #include <cstddef>

@@ -1,7 +1,7 @@
 // The Trigger role: decides, from the progress every rank agrees on, when a strategy switch fires.
 #pragma once
 
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 
 #include <concepts>
 #include <cstdint>

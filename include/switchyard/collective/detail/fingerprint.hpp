@@ -6,7 +6,7 @@
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/detail/common.hpp>
 #include <switchyard/collective/detail/ring.hpp>
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/transport/transport.hpp>

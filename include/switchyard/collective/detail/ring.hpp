@@ -3,7 +3,7 @@
 #pragma once
 
 #include <switchyard/collective/detail/common.hpp>
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/core/operations.hpp>
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // ranks then read and write their peers' buffers directly, between two barriers.
 #pragma once
 
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
@@ -79,7 +79,7 @@ void native_allreduce(inproc_group& g, int rank, std::span<T> data, Op op) {
   publish_and_check<T>(g, rank, "allreduce", bytes, bytes, data.size(), 0);
   // Rank r alone reads and writes block r of every buffer: no locks, one result per element,
   // written to every rank, so replicas hold identical bits.
-  const collective::block mine = collective::block_of(data.size(), static_cast<std::size_t>(g.size),
+  const block mine = block_of(data.size(), static_cast<std::size_t>(g.size),
                                                       static_cast<std::size_t>(rank));
   detail::fold_block<T>(g.window, mine.offset, mine.size, op, [&g](std::size_t at, std::span<const T> tile) {
     for (const detail::window_slot& slot : g.window) {
@@ -121,7 +121,7 @@ template <arithmetic T, class Op>
 std::span<T> native_reduce_scatter(inproc_group& g, int rank, std::span<T> data, Op op) {
   auto* bytes = reinterpret_cast<std::byte*>(data.data());
   publish_and_check<T>(g, rank, "reduce_scatter", bytes, bytes, data.size(), 0);
-  const collective::block mine = collective::block_of(data.size(), static_cast<std::size_t>(g.size),
+  const block mine = block_of(data.size(), static_cast<std::size_t>(g.size),
                                                       static_cast<std::size_t>(rank));
   detail::fold_block<T>(g.window, mine.offset, mine.size, op, [data](std::size_t at, std::span<const T> tile) {
     std::copy(tile.begin(), tile.end(), data.data() + at);

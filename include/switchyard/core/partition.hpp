@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-namespace switchyard::collective {
+namespace switchyard {
 
 /// @brief One rank's block of a partitioned buffer: elements [offset, offset + size).
 struct block {
@@ -24,4 +24,4 @@ constexpr block block_of(std::size_t count, std::size_t parts, std::size_t index
   return {offset, base + (index < extra ? 1 : 0)};
 }
 
-}  // namespace switchyard::collective
+}  // namespace switchyard

@@ -1,12 +1,12 @@
-#include <switchyard/collective/partition.hpp>
+#include <switchyard/core/partition.hpp>
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <initializer_list>
 
-using switchyard::collective::block;
-using switchyard::collective::block_of;
+using switchyard::block;
+using switchyard::block_of;
 
 static_assert(block_of(10, 3, 0).offset == 0 && block_of(10, 3, 0).size == 4);
 static_assert(block_of(10, 3, 1).offset == 4 && block_of(10, 3, 1).size == 3);

@@ -1,4 +1,4 @@
-#include <switchyard/train/history.hpp>
+#include <switchyard/core/history.hpp>
 
 #include <doctest/doctest.h>
 
