@@ -4,16 +4,16 @@
 #pragma once
 
 #include <switchyard/collective/broadcast.hpp>
-#include <switchyard/core/partition.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
-#include <switchyard/core/threshold.hpp>
+#include <switchyard/core/partition.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
+#include <switchyard/strategy/parameter_server/consistency.hpp>
+#include <switchyard/strategy/parameter_server/statistics.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
-#include <concepts>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -29,90 +29,6 @@
 #include <vector>
 
 namespace switchyard::strategy {
-
-/// @brief How far workers may drift apart under a parameter server: a Consistency policy.
-///
-/// Required, for `const C& c`:
-/// @code
-/// std::size_t k = c.max_lead();   // a server replies to a worker (sends it the fresh shard) only
-///                                 // while that worker has finished at most k steps more than the
-///                                 // slowest worker still training; the reply waits otherwise
-/// @endcode
-/// Optional: `static constexpr bool synchronous = true;` makes each server update average exactly
-/// one gradient of every worker (summed in worker order), and every worker waits for that update;
-/// workers then keep static shards of the epoch's batches. Without it (false), a server applies
-/// each push as it arrives, and batches are handed out first come, first served.
-/// `consistency::async`, `bounded<K>` and `sync` are the three classic models; a policy of your
-/// own writes `max_lead()` (see docs/extending.md, "Consistency").
-namespace consistency {
-
-/// The `max_lead()` of a policy that never holds a reply back.
-inline constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
-
-/// @brief No waiting: the server replies at once with the current shard, then applies the
-/// gradient (TensorFlow's ParameterServerStrategy, ps-lite).
-struct async {
-  [[nodiscard]] static constexpr std::size_t max_lead() noexcept { return unbounded; }
-};
-
-/// @brief Stale-synchronous: a worker may start step c + 1 only when the slowest worker has
-/// finished step c - K, so no applied gradient is more than K steps ahead of the slowest worker.
-/// `bounded<2>{}` fixes the bound in the type; `bounded{k}` takes it at run time and is a
-/// `bounded<dynamic_threshold>` (see `switchyard::threshold`).
-template <std::size_t K = dynamic_threshold>
-struct bounded : threshold<K> {
-  using threshold<K>::threshold;
-  [[nodiscard]] constexpr std::size_t max_lead() const noexcept { return this->value(); }
-};
-bounded(std::size_t) -> bounded<dynamic_threshold>;
-
-/// @brief Bulk-synchronous over the servers: each server averages exactly one gradient from every
-/// worker per step (summed in worker order, so runs repeat bit for bit), applies it once, and
-/// replies to all workers.
-struct sync {
-  static constexpr bool synchronous = true;
-  [[nodiscard]] static constexpr std::size_t max_lead() noexcept { return 0; }
-};
-
-/// @brief A Consistency policy: `max_lead()`, and optionally `synchronous`.
-template <class C>
-concept policy = std::copy_constructible<C> && requires(const C& c) {
-  { c.max_lead() } -> std::convertible_to<std::size_t>;
-};
-
-/// Whether `C` says it is synchronous (`C::synchronous`); false when it says nothing.
-template <class C>
-inline constexpr bool is_synchronous = [] {
-  if constexpr (requires { C::synchronous; }) {
-    return static_cast<bool>(C::synchronous);
-  } else {
-    return false;
-  }
-}();
-
-}  // namespace consistency
-
-/// @brief What a parameter-server rank measured (each rank its own side: servers the updates and
-/// staleness, workers the waiting).
-struct ps_statistics {
-  /// `staleness[s]`: gradients applied while their worker was `s` steps ahead of the slowest
-  /// worker (the last bucket also counts everything beyond it).
-  std::vector<std::uint64_t> staleness = std::vector<std::uint64_t>(33, 0);
-  std::uint64_t updates = 0;         ///< optimizer steps a server applied
-  std::uint64_t bytes_pushed = 0;    ///< gradient bytes a worker sent
-  std::uint64_t bytes_pulled = 0;    ///< parameter bytes a worker received
-  double worker_wait_seconds = 0.0;  ///< a worker's time from its first push to its last pull
-  double server_busy_seconds = 0.0;  ///< a server's time applying gradients
-  double server_seconds = 0.0;       ///< a server's time serving (busy or waiting for pushes)
-
-  /// The largest staleness recorded.
-  [[nodiscard]] std::size_t max_staleness() const noexcept {
-    for (std::size_t s = staleness.size(); s > 0; --s) {
-      if (staleness[s - 1] != 0) return s - 1;
-    }
-    return 0;
-  }
-};
 
 /// @brief Parameter-server strategy: the last `servers` ranks serve, the others work.
 ///
