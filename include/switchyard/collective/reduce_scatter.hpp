@@ -1,4 +1,4 @@
-// Reduce-scatter: rank r ends with block r (collective/partition.hpp) of the element-wise
+// Reduce-scatter: rank r ends with block r (core/partition.hpp) of the element-wise
 // reduction of all ranks' buffers.
 #pragma once
 
