@@ -1,7 +1,8 @@
 // A job in which one rank waits for a peer that never comes, under the stall watchdog
 // (SWITCHYARD_TIMEOUT, set by the test definition): the watchdog must report the wait and end the
-// job. `stall receive|barrier|allreduce` picks what rank 1 waits in; every other rank sleeps far
-// longer than the timeout outside MPI, so the report can only come from the waiting rank(s).
+// job. `stall receive|barrier|allreduce` picks what rank 1 waits in (`allreduce`: MPI's native
+// all-reduce); every other rank sleeps far longer than the timeout outside MPI, so the report can
+// only come from the waiting rank(s).
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/transport/mpi.hpp>
 
@@ -27,7 +28,8 @@ int main(int argc, char** argv) {
   } else if (wait == "barrier" && t.rank() != 0) {
     t.barrier();
   } else if (wait == "allreduce" && t.rank() != 0) {
-    sy::collective::allreduce(t, data);
+    // MPI's own all-reduce, which the passive policy would not choose by itself.
+    sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::native{});
   } else {
     std::this_thread::sleep_for(std::chrono::seconds(120));
   }

@@ -272,6 +272,50 @@ TEST_CASE("mpi.wait.passive: every collective and message completes exactly when
   CHECK(one[0] == half.size());
 }
 
+TEST_CASE("mpi.wait.automatic: automatic takes MPI's collectives when ranks spin and switchyard's when they sleep") {
+  using sy::transport::mpi_options;
+  using sy::transport::mpi_wait;
+  mpi spinning{mpi_options{.timeout = 0ms, .wait = mpi_wait::spin, .check_collectives = true}};
+  mpi sleeping{mpi_options{.timeout = 0ms, .wait = mpi_wait::passive, .check_collectives = true}};
+  CHECK(spinning.prefers_native());
+  CHECK_FALSE(sleeping.prefers_native());
+  CHECK(sy::collective::prefers_native(spinning));
+  CHECK_FALSE(sy::collective::prefers_native(sleeping));
+  if (spinning.size() < 2) return;
+  // Rank 0 sleeps and the others spin: with collectives checked, rank 0's automatic all-reduce of
+  // 128 KiB resolves to the ring and the others' to MPI's, and every rank says so before any data moves.
+  mpi mixed{mpi_options{.timeout = 0ms,
+                        .wait = spinning.rank() == 0 ? mpi_wait::passive : mpi_wait::spin,
+                        .check_collectives = true}};
+  std::vector<float> gradient(32768, 1.0f);
+  std::string message;
+  try {
+    sy::collective::allreduce(mixed, gradient);
+  } catch (const sy::usage_error& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(message.find("algorithm") != std::string::npos);
+  CHECK(message.find("ring") != std::string::npos);
+  CHECK(message.find("native") != std::string::npos);
+  // Below the ring's threshold the sleeping rank takes recursive doubling; broadcast, all-gather and
+  // reduce-scatter resolve the same way.
+  for (std::size_t count : {std::size_t{100}, std::size_t{32768}}) {
+    std::vector<float> a(count, static_cast<float>(sleeping.rank()));
+    sy::collective::allreduce(sleeping, a);
+    CHECK(a.front() == static_cast<float>(sleeping.size() * (sleeping.size() - 1) / 2));
+  }
+  std::vector<int> both(static_cast<std::size_t>(2 * sleeping.size()));
+  sy::collective::allgather(sleeping, std::vector<int>{sleeping.rank(), -sleeping.rank()}, both);
+  CHECK(both.back() == -(sleeping.size() - 1));
+  std::vector<int> root(3, sleeping.rank() == 1 ? 7 : 0);
+  sy::collective::broadcast(sleeping, root, 1);
+  CHECK(root == std::vector<int>(3, 7));
+  std::vector<int> scattered(7, 1);
+  const auto block = sy::collective::reduce_scatter(sleeping, scattered);
+  for (int v : block) CHECK(v == sleeping.size());
+}
+
 TEST_CASE("mpi.wait.passive_watchdog: the watchdog still times waits that sleep") {
   mpi t{sy::transport::mpi_options{.timeout = 60s, .wait = sy::transport::mpi_wait::passive}};
   report(scenarios::allreduce_suite(t));

@@ -19,7 +19,7 @@ namespace switchyard::collective {
 
 /// @brief Gathers `mine` from every rank into `all` (`all.size() == ranks * mine.size()`), rank r's
 /// elements at `[r * mine.size(), (r + 1) * mine.size())`.
-/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has it, else
+/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has and prefers it, else
 /// ring), `ring` or `native`.
 /// @code
 /// std::vector<double> all(t.size() * mine.size());
@@ -43,23 +43,26 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
   static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||
                     std::is_same_v<Algorithm, algorithm::native>,
                 "allgather runs as algorithm::ring, algorithm::native or algorithm::automatic");
+  constexpr bool has_native = has_native_allgather<Transport, T>;
+  static_assert(!std::is_same_v<Algorithm, algorithm::native> || has_native,
+                "algorithm::native needs a transport with native_allgather(in, out); use automatic");
   std::span<const T> in = as_span(mine);
   std::span<T> out = as_span(all);
   const auto n = static_cast<std::size_t>(t.size());
   detail::in_context("allgather", t.rank(), in.size(), [&] {
     // Checked first, so that an output size one rank alone gets wrong is reported on every rank.
-    detail::check_call<void>(t, {detail::operation::allgather, detail::algorithm_id<Algorithm>(), in.size(), out.size(),
-                           detail::type_id<T>(), 0});
+    bool native = std::is_same_v<Algorithm, algorithm::native>;
+    if constexpr (std::is_same_v<Algorithm, algorithm::automatic> && has_native) native = prefers_native(t);
+    detail::check_call<void>(t, {detail::operation::allgather,
+                                 detail::resolved_algorithm_id<Algorithm>(native, detail::algorithm_id<algorithm::ring>()),
+                                 in.size(), out.size(), detail::type_id<T>(), 0});
     if (out.size() != in.size() * n) {
       detail::raise<usage_error>(detail::str("allgather on rank ", t.rank(), ": ", in.size(),
                                              " elements per rank over ", n, " ranks need an output of ",
                                              in.size() * n, " elements, got ", out.size()));
     }
-    constexpr bool native = has_native_allgather<Transport, T>;
-    static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
-                  "algorithm::native needs a transport with native_allgather(in, out); use automatic");
-    if constexpr (native && !std::is_same_v<Algorithm, algorithm::ring>) {
-      t.native_allgather(in, out);
+    if (native) {
+      if constexpr (has_native) t.native_allgather(in, out);
     } else {
       const std::size_t each = in.size();
       std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t.rank()) * each));

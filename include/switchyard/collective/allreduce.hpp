@@ -13,13 +13,14 @@
 #include <switchyard/transport/transport.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <type_traits>
 
 namespace switchyard::collective {
 
 /// @brief Below this many bytes `algorithm::automatic` picks recursive doubling over the ring when
-/// the transport has no native all-reduce (docs/performance.md has the measurements).
+/// it does not take the transport's native all-reduce (docs/performance.md has the measurements).
 inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 
 /// @brief Reduces `buffer` in place over every rank of `t` with `op`.
@@ -47,30 +48,27 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
                 "allreduce writes its buffer in place: pass a non-const buffer");
   using T = buffer_element_t<std::remove_reference_t<Buffer>>;
   detail::require_reduction<Op, T>();
+  constexpr bool has_native = has_native_allreduce<Transport, T, Op>;
+  constexpr bool automatic = std::is_same_v<Algorithm, algorithm::automatic>;
+  static_assert(!std::is_same_v<Algorithm, algorithm::native> || has_native,
+                "algorithm::native needs a transport with native_allreduce(span, op); use automatic");
+  static_assert(!std::is_same_v<Algorithm, algorithm::ring> || is_commutative_v<Op>,
+                "the ring reorders operands: use recursive_doubling for a non-commutative operation, or specialize "
+                "switchyard::is_commutative<Op> to std::true_type if yours commutes");
   std::span<T> data = as_span(buffer);
   detail::in_context("allreduce", t.rank(), data.size(), [&] {
-    detail::check_call<Op>(t, {detail::operation::allreduce, detail::algorithm_id<Algorithm>(), data.size(), 0,
-                           detail::type_id<T>(), 0});
-    if constexpr (std::is_same_v<Algorithm, algorithm::native>) {
-      static_assert(has_native_allreduce<Transport, T, Op>,
-                    "algorithm::native needs a transport with native_allreduce(span, op); use automatic");
-      t.native_allreduce(data, op);
-    } else if constexpr (std::is_same_v<Algorithm, algorithm::automatic> && has_native_allreduce<Transport, T, Op>) {
-      t.native_allreduce(data, op);
-    } else if constexpr (std::is_same_v<Algorithm, algorithm::recursive_doubling>) {
-      detail::recursive_doubling_allreduce(t, data, op);
-    } else if constexpr (std::is_same_v<Algorithm, algorithm::ring>) {
-      static_assert(is_commutative_v<Op>,
-                    "the ring reorders operands: use recursive_doubling for a non-commutative operation, or specialize "
-                    "switchyard::is_commutative<Op> to std::true_type if yours commutes");
-      detail::ring_allreduce(t, data, op);
+    bool native = std::is_same_v<Algorithm, algorithm::native>;
+    if constexpr (automatic && has_native) native = prefers_native(t);
+    const bool ring = !native && (std::is_same_v<Algorithm, algorithm::ring> ||
+                                  (automatic && is_commutative_v<Op> && data.size_bytes() >= ring_threshold_bytes));
+    const std::uint64_t chosen = detail::resolved_algorithm_id<Algorithm>(
+        native, ring ? detail::algorithm_id<algorithm::ring>() : detail::algorithm_id<algorithm::recursive_doubling>());
+    detail::check_call<Op>(t, {detail::operation::allreduce, chosen, data.size(), 0, detail::type_id<T>(), 0});
+    if (native) {
+      if constexpr (has_native) t.native_allreduce(data, op);
+    } else if (ring) {
+      if constexpr (is_commutative_v<Op>) detail::ring_allreduce(t, data, op);
     } else {
-      if constexpr (is_commutative_v<Op>) {
-        if (data.size_bytes() >= ring_threshold_bytes) {
-          detail::ring_allreduce(t, data, op);
-          return;
-        }
-      }
       detail::recursive_doubling_allreduce(t, data, op);
     }
   });

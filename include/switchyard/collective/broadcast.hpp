@@ -15,8 +15,8 @@
 namespace switchyard::collective {
 
 /// @brief Copies `root`'s `buffer` into `buffer` on every other rank.
-/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has it, else
-/// binomial tree), `binomial_tree` or `native`.
+/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has and
+/// prefers it, else binomial tree), `binomial_tree` or `native`.
 /// @code
 /// switchyard::collective::broadcast(t, model.parameters(), 0);   // replicas start identical
 /// @endcode
@@ -36,21 +36,25 @@ void broadcast(Transport& t, Buffer&& buffer, int root, Algorithm = {}) {
                     std::is_same_v<Algorithm, algorithm::binomial_tree> ||
                     std::is_same_v<Algorithm, algorithm::native>,
                 "broadcast runs as algorithm::binomial_tree, algorithm::native or algorithm::automatic");
+  constexpr bool has_native = has_native_broadcast<Transport, T>;
+  static_assert(!std::is_same_v<Algorithm, algorithm::native> || has_native,
+                "algorithm::native needs a transport with native_broadcast(span, root); use automatic");
   const int n = t.size();
   std::span<T> data = as_span(buffer);
   detail::in_context("broadcast", t.rank(), data.size(), [&] {
     // Checked first, so that a root one rank alone gets wrong is reported on every rank.
-    detail::check_call<void>(t, {detail::operation::broadcast, detail::algorithm_id<Algorithm>(), data.size(), 0,
-                           detail::type_id<T>(), static_cast<std::uint64_t>(root)});
+    bool native = std::is_same_v<Algorithm, algorithm::native>;
+    if constexpr (std::is_same_v<Algorithm, algorithm::automatic> && has_native) native = prefers_native(t);
+    detail::check_call<void>(t, {detail::operation::broadcast,
+                                 detail::resolved_algorithm_id<Algorithm>(
+                                     native, detail::algorithm_id<algorithm::binomial_tree>()),
+                                 data.size(), 0, detail::type_id<T>(), static_cast<std::uint64_t>(root)});
     if (root < 0 || root >= n) {
       detail::raise<usage_error>(
           detail::str("broadcast on rank ", t.rank(), ": root ", root, " is outside the group of ", n, " ranks"));
     }
-    constexpr bool native = has_native_broadcast<Transport, T>;
-    static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
-                  "algorithm::native needs a transport with native_broadcast(span, root); use automatic");
-    if constexpr (native && !std::is_same_v<Algorithm, algorithm::binomial_tree>) {
-      t.native_broadcast(data, root);
+    if (native) {
+      if constexpr (has_native) t.native_broadcast(data, root);
     } else {
       // Ranks relative to the root: v receives from v - lowbit(v), then sends to v + 2^k for the
       // powers of two below lowbit(v).

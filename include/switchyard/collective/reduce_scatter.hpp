@@ -21,7 +21,7 @@ namespace switchyard::collective {
 ///
 /// Returns this rank's block, `block_of(size, ranks, rank)`, as a `std::span<E>`; the rest of the
 /// buffer is left with partial sums. Same count, type and operation on every rank.
-/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has it, else
+/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has and prefers it, else
 /// ring), `ring` or `native`.
 /// @code
 /// std::span<float> shard = switchyard::collective::reduce_scatter(t, grad, switchyard::ops::sum{});
@@ -39,18 +39,28 @@ auto reduce_scatter(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
   static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||
                     std::is_same_v<Algorithm, algorithm::native>,
                 "reduce_scatter runs as algorithm::ring, algorithm::native or algorithm::automatic");
+  constexpr bool has_native = has_native_reduce_scatter<Transport, T, Op>;
+  static_assert(!std::is_same_v<Algorithm, algorithm::native> || has_native,
+                "algorithm::native needs a transport with native_reduce_scatter(span, op); use automatic");
+  static_assert(is_commutative_v<Op> || (has_native && !std::is_same_v<Algorithm, algorithm::ring>),
+                "the ring reorders operands: reduce_scatter needs a commutative operation (specialize "
+                "switchyard::is_commutative<Op> to std::true_type if yours commutes)");
   std::span<T> data = as_span(buffer);
   return detail::in_context("reduce_scatter", t.rank(), data.size(), [&]() -> std::span<T> {
-    detail::check_call<Op>(t, {detail::operation::reduce_scatter, detail::algorithm_id<Algorithm>(), data.size(), 0,
-                           detail::type_id<T>(), 0});
-    constexpr bool native = has_native_reduce_scatter<Transport, T, Op>;
-    static_assert(!std::is_same_v<Algorithm, algorithm::native> || native,
-                  "algorithm::native needs a transport with native_reduce_scatter(span, op); use automatic");
-    if constexpr (native && !std::is_same_v<Algorithm, algorithm::ring>) {
+    // A non-commutative operation has only the native path, whatever the transport prefers.
+    bool native = std::is_same_v<Algorithm, algorithm::native>;
+    if constexpr (std::is_same_v<Algorithm, algorithm::automatic> && has_native) {
+      native = !is_commutative_v<Op> || prefers_native(t);
+    }
+    detail::check_call<Op>(t, {detail::operation::reduce_scatter,
+                               detail::resolved_algorithm_id<Algorithm>(native, detail::algorithm_id<algorithm::ring>()),
+                               data.size(), 0, detail::type_id<T>(), 0});
+    if constexpr (!is_commutative_v<Op>) {
       return t.native_reduce_scatter(data, op);
     } else {
-      static_assert(is_commutative_v<Op>, "the ring reorders operands: reduce_scatter needs a commutative operation (specialize "
-                    "switchyard::is_commutative<Op> to std::true_type if yours commutes)");
+      if constexpr (has_native) {
+        if (native) return t.native_reduce_scatter(data, op);
+      }
       detail::ring_reduce_scatter(t, data, op);
       const block mine = block_of(data.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
       std::span<T> result = data.subspan(mine.offset, mine.size);

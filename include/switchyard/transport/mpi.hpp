@@ -422,6 +422,11 @@ class mpi {
   /// messages, for instance).
   [[nodiscard]] const boost::mpi::communicator& communicator() const noexcept { return communicator_; }
   [[nodiscard]] const mpi_options& options() const noexcept { return options_; }
+  /// Whether `algorithm::automatic` takes MPI's own collectives: not under the passive wait
+  /// policy, where a non-blocking MPI collective advances about one round per test, so
+  /// switchyard's algorithms, which wait message by message, move large buffers 2 to 3 times
+  /// faster (docs/cluster.md). Every rank must use the same wait policy.
+  [[nodiscard]] bool prefers_native() const noexcept { return options_.wait != mpi_wait::passive; }
   /// This rank's collective checks on this communicator (shared by copies of the handle), on
   /// when `mpi_options::check_collectives` is.
   [[nodiscard]] collective_check_state& collective_checks() noexcept { return *checks_; }

@@ -47,6 +47,14 @@ constexpr std::uint64_t algorithm_id() {
   if constexpr (std::is_same_v<Algorithm, algorithm::native>) return 5;
 }
 
+// The id that checked collectives compare: what `Algorithm` resolved to on this rank (`native`
+// when `automatic` takes the native hook), so that ranks whose automatic choices differ are caught.
+template <class Algorithm>
+constexpr std::uint64_t resolved_algorithm_id(bool native, std::uint64_t otherwise) {
+  if (native) return algorithm_id<algorithm::native>();
+  return std::is_same_v<Algorithm, algorithm::automatic> ? otherwise : algorithm_id<Algorithm>();
+}
+
 inline std::string_view algorithm_name(std::uint64_t id) {
   constexpr std::string_view names[] = {"none", "automatic", "ring", "recursive_doubling", "binomial_tree", "native"};
   return id < std::size(names) ? names[id] : "?";
