@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -23,10 +24,16 @@ namespace example {
 
 namespace sy = switchyard;
 
-/// The training steps of a run summed over its epochs (each epoch's slowest rank).
+/// The training steps of a run summed over its epochs: the time (each epoch's slowest rank) and
+/// the samples, the bytes sent, and the workers' time breakdown in seconds per worker (`epoch_record`'s fields).
 struct training_totals {
   double train_seconds = 0;
   std::size_t samples = 0;
+  std::uint64_t bytes_sent = 0;  ///< by all ranks
+  double compute_seconds = 0;
+  double slowest_compute_seconds = 0;
+  double exchange_seconds = 0;
+  double least_exchange_seconds = 0;
 
   [[nodiscard]] double samples_per_second() const {
     return train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0.0;
@@ -38,8 +45,20 @@ inline training_totals totals(const sy::train::history& h) {
   for (const auto& e : h.epochs) {
     t.train_seconds += e.train_seconds;
     t.samples += e.samples;
+    t.bytes_sent += e.bytes_sent;
+    t.compute_seconds += e.compute_seconds;
+    t.slowest_compute_seconds += e.slowest_compute_seconds;
+    t.exchange_seconds += e.exchange_seconds;
+    t.least_exchange_seconds += e.least_exchange_seconds;
   }
   return t;
+}
+
+/// The breakdown of `totals` as a JSON object, in seconds per worker over the run:
+/// {"compute": 41.2, "slowest_compute": 80.5, "exchange": 60.1, "least_exchange": 21.3}.
+inline std::string breakdown_json(const training_totals& t) {
+  return fmt::format(R"({{"compute": {:.3f}, "slowest_compute": {:.3f}, "exchange": {:.3f}, "least_exchange": {:.3f}}})",
+                     t.compute_seconds, t.slowest_compute_seconds, t.exchange_seconds, t.least_exchange_seconds);
 }
 
 /// For each threshold, the wall time at the end of the first epoch whose test accuracy reached

@@ -108,27 +108,29 @@ int main(int argc, char** argv) {
       table.emplace(fmt::output_file(csv));
       table->print("strategy,epoch,stage,wall_seconds,train_loss,test_accuracy\n");
     }
-    std::vector<std::pair<std::string, sy::train::history>> results;
+    std::vector<std::pair<std::string, run_result>> results;
     for (const contender& run : runs) {
       if (writes) {
         fmt::print("{}: {} on Fashion-MNIST, {}, {} epochs{}{}\n", run.label, c.model, world.describe(), c.epochs,
                    c.straggler.empty() ? "" : fmt::format(", straggler {}", c.straggler), slow_hosts_text(slow));
       }
-      const sy::train::history h = world.run(run.settings, data).history;
+      run_result result = world.run(run.settings, data);
+      const sy::train::history& h = result.history;
       if (table) {
         for (const auto& e : h.epochs) {
           table->print("{},{},{},{:.3f},{:.5f},{:.5f}\n", run.label, e.epoch, e.stage, e.wall_seconds, e.train_loss,
                        e.test_accuracy);
         }
       }
-      results.emplace_back(run.label, h);
+      results.emplace_back(run.label, std::move(result));
     }
     if (!writes) return EXIT_SUCCESS;
 
     fmt::print("\n{:<14} {:>14} {:>12} {:>12}", "strategy", "test accuracy", "wall s", "samples/s");
     for (const double threshold : thresholds) fmt::print(" {:>12}", fmt::format("s to {:g}%", 100.0 * threshold));
     fmt::print("\n");
-    for (const auto& [label, h] : results) {
+    for (const auto& [label, result] : results) {
+      const sy::train::history& h = result.history;
       fmt::print("{:<14} {:>13.2f}% {:>12.1f} {:>12.0f}", label, 100.0 * h.last().test_accuracy, h.last().wall_seconds,
                  totals(h).samples_per_second());
       for (const std::optional<double>& t : time_to_accuracy(h, thresholds)) {
@@ -140,13 +142,18 @@ int main(int argc, char** argv) {
       auto out = fmt::output_file(summary);
       out.print("[\n");
       for (std::size_t k = 0; k < results.size(); ++k) {
-        const auto& [label, h] = results[k];
+        const auto& [label, result] = results[k];
+        const sy::train::history& h = result.history;
         out.print("  {{\"strategy\": \"{}\", \"model\": \"{}\", \"transport\": \"{}\", \"ranks\": {}, "
                   "\"epochs\": {}, \"straggler\": \"{}\", \"slow\": {}, \"test_accuracy\": {:.6f}, "
-                  "\"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, \"time_to_accuracy\": {}}}{}\n",
+                  "\"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, \"time_to_accuracy\": {}, "
+                  "\"seconds_per_worker\": {}, \"server_busy_fraction\": {:.4f}, \"max_staleness\": {:.0f}, "
+                  "\"mean_staleness\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"bytes_sent\": {}}}{}\n",
                   label, c.model, world.under_mpi() ? "mpi" : "inproc", world.size(), h.epochs.size(), c.straggler,
                   slow_hosts_json(slow), h.last().test_accuracy, h.last().wall_seconds, totals(h).samples_per_second(),
-                  time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)),
+                  time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)), breakdown_json(totals(h)),
+                  result.server_busy_fraction, result.max_staleness, result.mean_staleness, result.worker_wait_seconds,
+                  totals(h).bytes_sent,
                   k + 1 < results.size() ? "," : "");
       }
       out.print("]\n");

@@ -135,6 +135,12 @@ for label in dict.fromkeys(r["strategy"] for run in records for r in run):
         "train_samples_per_second": median(r["train_samples_per_second"] for r in mine),
         "time_to_accuracy": {t: median(r["time_to_accuracy"][t] for r in mine) for t in thresholds},
         "reached": {t: sum(r["time_to_accuracy"][t] is not None for r in mine) for t in thresholds},
+        "seconds_per_worker": {k: median(r["seconds_per_worker"][k] for r in mine)
+                               for k in mine[0]["seconds_per_worker"]},
+        "server_busy_fraction": median(r["server_busy_fraction"] for r in mine),
+        "max_staleness": median(r["max_staleness"] for r in mine),
+        "mean_staleness": median(r["mean_staleness"] for r in mine),
+        "bytes_sent": median(r["bytes_sent"] for r in mine),
     })
 setup = {"hosts": int(hosts), "link": link, "cpu": cpu, "shares": shares, "slow": records[0][0]["slow"],
          "ranks": records[0][0]["ranks"], "model": records[0][0]["model"], "epochs": records[0][0]["epochs"],
@@ -153,6 +159,19 @@ for s in strategies:
                     for t in thresholds)
     lines.append(f"{s['strategy']:<14} {100 * s['test_accuracy']:>13.2f}% {s['wall_seconds']:>9.1f} {ratio:>13} "
                  f"{s['train_samples_per_second']:>10.0f}{times}")
+# Where the time went: seconds per worker over the run (the comparison's seconds_per_worker), the
+# wait estimated as the mean exchange time less the least (the slowest worker hardly waits in a
+# synchronous stage), the servers' busy fraction and the staleness of the asynchronous updates.
+lines += ["", "seconds per worker (medians): forward+backward mean and slowest, exchange mean and least, "
+          "wait = exchange - least",
+          f"{'strategy':<14} {'compute':>9} {'slowest':>9} {'exchange':>9} {'least':>9} {'wait':>9} "
+          f"{'MB sent':>9} {'server busy':>12} {'staleness max/mean':>19}"]
+for s in strategies:
+    w = s["seconds_per_worker"]
+    lines.append(f"{s['strategy']:<14} {w['compute']:>9.1f} {w['slowest_compute']:>9.1f} {w['exchange']:>9.1f} "
+                 f"{w['least_exchange']:>9.1f} {w['exchange'] - w['least_exchange']:>9.1f} "
+                 f"{s['bytes_sent'] / 1e6:>9.0f} {s['server_busy_fraction']:>12.2f} "
+                 f"{s['max_staleness']:>9.0f}/{s['mean_staleness']:<9.2f}")
 open(os.path.join(out, "summary.txt"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 EOF

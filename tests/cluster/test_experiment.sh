@@ -42,8 +42,26 @@ assert [m["strategy"] for m in medians] == labels, medians
 for m, r in zip(medians, run):
     assert m["runs"] == 1 and m["test_accuracy"] == r["test_accuracy"], (m, r)
     assert m["time_to_accuracy"] == r["time_to_accuracy"] and m["reached"] == {"0.5": 1, "0.99": 0}, m
+    assert m["seconds_per_worker"] == r["seconds_per_worker"] and m["bytes_sent"] == r["bytes_sent"], m
+    assert m["server_busy_fraction"] == r["server_busy_fraction"] and m["max_staleness"] == r["max_staleness"], m
+text = open(os.path.join(out, "summary.txt")).read()
+assert "seconds per worker (medians)" in text and all(f"\n{label} " in text for label in labels), text
 assert "<svg" in open(os.path.join(out, "plot-1.svg")).read()
 print("ok: run_experiment.sh wrote the CSV, the summaries, the medians and the plot")
+EOF
+
+# The headline figures from the same directory: one line per strategy, all-reduce at 1.00 of itself.
+python3 "$(dirname "$experiment")/headline.py" "$out/done" --json "$out/headline.json" ||
+  fail "headline.py failed on the experiment's directory"
+python3 - "$out/headline.json" <<'EOF' || fail "headline.py's figures are not as expected"
+import json, sys
+h = json.load(open(sys.argv[1]))
+assert h["runs"] == 1, h
+assert [s["strategy"] for s in h["strategies"]] == ["allreduce", "ps", "ps>allreduce", "allreduce>ps"], h
+ar = h["strategies"][0]
+assert ar["points_vs_allreduce"] == 0 and ar["wall_vs_allreduce"] == 1.0, ar
+assert ar["time_to_target_vs_allreduce"] == 1.0, ar
+assert abs(h["target_accuracy"] - (ar["final_accuracy"] - 0.005)) < 1e-9, h
 EOF
 
 # Interrupted (TERM) while its job runs: the job ends and the hosts come down.

@@ -48,6 +48,16 @@ with tempfile.TemporaryDirectory() as work:
         assert list(reached) == thresholds, r
         assert isinstance(reached["0.5"], float) and 0 < reached["0.5"] <= r["wall_seconds"] + 1e-3, r
         assert reached["0.99"] is None, r
+        # Where the workers' time went, in seconds per worker: the parameter server's stages have
+        # 3 workers, all-reduce's 4; the slowest never computes less than the mean, the least
+        # exchange time is never more than the mean.
+        w = r["seconds_per_worker"]
+        assert 0 < w["compute"] <= w["slowest_compute"] and 0 <= w["least_exchange"] <= w["exchange"], r
+        assert w["compute"] + w["exchange"] <= r["wall_seconds"] + 1e-3, r
+        assert r["bytes_sent"] > 0, r
+        asynchronous = r["strategy"] != "allreduce"
+        assert (r["server_busy_fraction"] > 0) == asynchronous, r
+        assert (r["mean_staleness"] > 0) == asynchronous and r["max_staleness"] >= r["mean_staleness"], r
     rows = list(csv.DictReader(open(runs_csv)))
     stages = {(row["strategy"], int(row["epoch"])): row["stage"] for row in rows}
     assert len(rows) == 4 * epochs, rows

@@ -26,6 +26,10 @@ sy::train::epoch_record sample() {
   e.test_accuracy = 0.875;
   e.samples = 60000;
   e.bytes_sent = 1234567;
+  e.compute_seconds = 1.5;
+  e.slowest_compute_seconds = 2.25;
+  e.exchange_seconds = 0.75;
+  e.least_exchange_seconds = 0.125;
   return e;
 }
 
@@ -42,7 +46,9 @@ TEST_CASE("epoch_log.csv: a header, then one flushed line per epoch") {
   const std::string text = read(path);
   CHECK(text.rfind("epoch,stage,train_loss,test_loss,test_accuracy,", 0) == 0);
   CHECK(text.find(",60000,") != std::string::npos);
-  CHECK(text.find(",1234567\n") != std::string::npos);
+  CHECK(text.find(",1234567,1.500,2.250,0.750,0.125\n") != std::string::npos);
+  CHECK(text.find(",bytes_sent,compute_seconds,slowest_compute_seconds,exchange_seconds,least_exchange_seconds\n") !=
+        std::string::npos);
   std::filesystem::remove(path);
 }
 
@@ -56,6 +62,8 @@ TEST_CASE("epoch_log.jsonl: one JSON object per line") {
   const std::string text = read(path);
   CHECK(text.rfind("{\"epoch\": 3, \"stage\": \"allreduce\", \"train_loss\": 0.250000,", 0) == 0);
   CHECK(text.find("\"test_accuracy\": 0.875000") != std::string::npos);
+  CHECK(text.find("\"compute_seconds\": 1.500, \"slowest_compute_seconds\": 2.250, \"exchange_seconds\": 0.750, "
+                  "\"least_exchange_seconds\": 0.125}\n") != std::string::npos);
   std::size_t lines = 0;
   for (char c : text) lines += c == '\n';
   CHECK(lines == 2);

@@ -9,9 +9,11 @@
 
 #include "fixtures.hpp"
 #include "flush_recorders.hpp"
+#include "paced_mlp.hpp"
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -92,6 +94,88 @@ TEST_CASE("trainer.history: one agreed record per epoch, a step callback per wor
     CHECK(r.history.last().train_loss < r.history.epochs.front().train_loss);
     CHECK(r.history.last().test_accuracy > 0.9);
   }
+}
+
+TEST_CASE("trainer.breakdown.ranks: the breakdown over the ranks that trained, from each rank's figures") {
+  // (compute seconds, exchange seconds, steps) of 4 ranks; rank 2 serves and trains no step.
+  const std::vector<double> per_rank{2.0, 5.0, 10, 4.0, 3.0, 10, 0.0, 0.0, 0, 3.0, 4.0, 20};
+  sy::train::epoch_record e;
+  sy::detail::add_time_breakdown(e, per_rank);
+  CHECK(e.compute_seconds == doctest::Approx(3.0));
+  CHECK(e.slowest_compute_seconds == 4.0);
+  CHECK(e.exchange_seconds == doctest::Approx(4.0));
+  CHECK(e.least_exchange_seconds == 3.0);
+  // Per step: 0.2, 0.4 and 0.15 s; the median of three is the middle one.
+  CHECK(e.median_step_compute_seconds == doctest::Approx(0.2));
+  CHECK(e.slowest_step_compute_seconds == doctest::Approx(0.4));
+  // No rank trained: the record keeps its zeros.
+  sy::train::epoch_record idle;
+  sy::detail::add_time_breakdown(idle, std::vector<double>{0.0, 0.0, 0, 0.0, 0.0, 0});
+  CHECK(idle.compute_seconds == 0.0);
+  CHECK(idle.least_exchange_seconds == 0.0);
+  CHECK(idle.median_step_compute_seconds == 0.0);
+}
+
+TEST_CASE("trainer.breakdown: the epoch records where the workers' time went, and who waited for whom" *
+          doctest::timeout(300)) {
+  // 3 ranks, all-reduce, 480 examples in batches of 16: 10 steps per worker and epoch. Rank 1
+  // computes 20 ms longer per step, so the others wait for it in every all-reduce. Sleeps give
+  // lower bounds only: a loaded machine makes every time longer, never shorter.
+  constexpr auto delay = std::chrono::milliseconds(20);
+  constexpr double slept = 10 * 0.020;  // per epoch, on rank 1
+  const auto data = fixtures::quadrants(480, 7);
+  const auto test = fixtures::quadrants(60, 8);
+  const auto histories = sy::transport::run_inproc(3, [&](sy::transport::inproc& t) {
+    fixtures::paced_mlp model{t.rank() == 1 ? delay : std::chrono::milliseconds(0)};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = 2;
+    options.batch_size = 16;
+    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+    return trainer.fit(t, data, *test);
+  });
+  for (const auto& h : histories) {
+    REQUIRE(h.epochs.size() == 2);
+    for (const auto& e : h.epochs) {
+      CAPTURE(e.epoch);
+      // Every rank holds the same agreed figures.
+      CHECK(e.compute_seconds == histories[0].epochs[e.epoch - 1].compute_seconds);
+      CHECK(e.least_exchange_seconds == histories[0].epochs[e.epoch - 1].least_exchange_seconds);
+      CHECK(e.slowest_compute_seconds >= slept);
+      CHECK(e.compute_seconds >= slept / 3);
+      CHECK(e.compute_seconds <= e.slowest_compute_seconds);
+      CHECK(e.least_exchange_seconds >= 0.0);
+      CHECK(e.least_exchange_seconds <= e.exchange_seconds);
+      // Ranks 0 and 2 wait about `slept` each, rank 1 hardly: the mean exceeds the least by about
+      // two thirds of it.
+      CHECK(e.exchange_seconds - e.least_exchange_seconds >= 0.5 * slept);
+      CHECK(e.train_seconds >= e.slowest_compute_seconds);
+    }
+  }
+}
+
+TEST_CASE("trainer.breakdown.servers: a parameter server's serving ranks are left out of the workers' figures" *
+          doctest::timeout(300)) {
+  // 1 server and 2 workers: the server trains no step, so it must not pull the least exchange time
+  // to zero or halve the means.
+  const auto data = fixtures::quadrants(480, 7);
+  const auto test = fixtures::quadrants(60, 8);
+  constexpr auto delay = std::chrono::milliseconds(5);
+  const auto histories = sy::transport::run_inproc(3, [&](sy::transport::inproc& t) {
+    fixtures::paced_mlp model{delay};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = 1;
+    options.batch_size = 16;
+    sy::train::trainer trainer{model, optimizer, sy::strategy::parameter_server<>(1), options};
+    return trainer.fit(t, data, *test);
+  });
+  const auto& e = histories[0].last();
+  // 30 batches between 2 workers, each computing at least 5 ms a batch.
+  CHECK(e.compute_seconds >= 15 * 0.005 * 0.9);
+  CHECK(e.slowest_compute_seconds >= e.compute_seconds);
+  CHECK(e.least_exchange_seconds > 0.0);
+  CHECK(e.least_exchange_seconds <= e.exchange_seconds);
 }
 
 TEST_CASE("trainer.progress: rank 0 prints one line per epoch") {

@@ -36,6 +36,23 @@ struct epoch_record {
   std::size_t samples = 0;     ///< training examples all workers processed this epoch
   double samples_per_second = 0.0;
   std::uint64_t bytes_sent = 0;  ///< by all ranks this epoch
+  /// Where the workers' time went this epoch, in seconds per worker: forward and backward
+  /// (`compute_seconds`, the mean over the workers; `slowest_compute_seconds`, the worker that
+  /// computed longest) and the strategy's steps, which exchange, update and wait
+  /// (`exchange_seconds`, the mean; `least_exchange_seconds`, the worker that spent least in them).
+  /// In a synchronous stage the slowest worker hardly waits, so `exchange_seconds -
+  /// least_exchange_seconds` estimates the time the others waited for it.
+  double compute_seconds = 0.0;
+  double slowest_compute_seconds = 0.0;
+  double exchange_seconds = 0.0;
+  double least_exchange_seconds = 0.0;
+  /// How fast the workers compute, per step this epoch: the median over the workers of each
+  /// one's mean forward and backward time per step (the upper median for an even count of
+  /// workers), and the slowest worker's. Their ratio says
+  /// whether one worker is a straggler, under every strategy: a synchronous one, where every
+  /// worker trains as many steps, and an asynchronous one, where a slow worker trains fewer.
+  double median_step_compute_seconds = 0.0;
+  double slowest_step_compute_seconds = 0.0;
 };
 
 /// @brief The epochs of a run, in order.
@@ -62,6 +79,12 @@ void serialize(Archive& archive, epoch_record& e, const unsigned int /*version*/
   archive & e.samples;
   archive & e.samples_per_second;
   archive & e.bytes_sent;
+  archive & e.compute_seconds;
+  archive & e.slowest_compute_seconds;
+  archive & e.exchange_seconds;
+  archive & e.least_exchange_seconds;
+  archive & e.median_step_compute_seconds;
+  archive & e.slowest_step_compute_seconds;
 }
 
 template <class Archive>

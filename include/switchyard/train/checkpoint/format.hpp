@@ -43,8 +43,9 @@ namespace switchyard::train {
 template <class T = float>
 struct checkpoint {
   /// The format this build writes and the only one it reads (version 2 added the strategy
-  /// signature and the model's layout, version 3 the subnormal flush setting).
-  static constexpr std::uint32_t format_version = 3;
+  /// signature and the model's layout, version 3 the subnormal flush setting, version 4 the
+  /// epochs' time breakdown).
+  static constexpr std::uint32_t format_version = 4;
 
   model_fingerprint model;
   std::string strategy;
