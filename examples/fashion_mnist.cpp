@@ -4,6 +4,7 @@
 //   build/examples/fashion_mnist --model mlp --ranks 4 --epochs 15 --summary run.json
 //   build/examples/fashion_mnist --strategy ps --servers 1 --consistency bounded:2 --ranks 4 --straggler 2:3.0
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
+//   build/examples/fashion_mnist --strategy adaptive --straggler 2:3.0 --straggler-ratio 1.5 --calm-ratio 1.2
 #include "fashion_mnist_runs.hpp"
 #include "run_summary.hpp"
 
@@ -14,11 +15,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace sy = switchyard;
 using namespace example;
 
 namespace {
+
+// ["a", "b"] as the inside of a JSON list; the texts hold no quotes or backslashes.
+std::string quoted_list(const std::vector<std::string>& texts) {
+  std::string list;
+  for (const std::string& text : texts) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", text);
+  return list;
+}
 
 void write_summary(const config& c, int ranks, const run_result& r) {
   const sy::train::history& h = r.history;
@@ -26,17 +35,18 @@ void write_summary(const config& c, int ranks, const run_result& r) {
   std::string strategy = c.strategy;
   if (c.strategy == "ps") strategy = fmt::format("ps:{}", c.consistency);
   if (c.strategy == "switch") strategy = fmt::format("{}>{}", c.first, c.second);
+  if (c.strategy == "adaptive") strategy = "allreduce<>ps";
   auto out = fmt::output_file(c.summary);
   out.print(
       "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"servers\": {}, "
       "\"straggler\": \"{}\", \"epochs\": {}, \"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, "
       "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
-      "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}}}\n",
+      "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"switches\": [{}]}}\n",
       strategy, c.model, c.optimizer, ranks, c.strategy == "allreduce" ? 0 : c.servers, c.straggler, h.epochs.size(), c.batch,
       h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
       trained.samples_per_second(), r.max_staleness, r.mean_staleness,
-      r.server_busy_fraction, r.worker_wait_seconds);
+      r.server_busy_fraction, r.worker_wait_seconds, quoted_list(r.switches));
 }
 
 }  // namespace
@@ -46,7 +56,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Train on Fashion-MNIST with a switchyard strategy (in process, or under mpirun)"};
   add_training_options(app, c);
   app.add_option("--strategy", c.strategy, "Training strategy")
-      ->check(CLI::IsMember({"allreduce", "ps", "switch"}))
+      ->check(CLI::IsMember({"allreduce", "ps", "switch", "adaptive"}))
       ->capture_default_str();
   app.add_option("--first", c.first, "With --strategy switch: the first stage")
       ->check(CLI::IsMember({"ps", "allreduce"}))
@@ -73,6 +83,7 @@ int main(int argc, char** argv) {
         fmt::print("staleness: max {:.0f}, mean {:.2f} steps; server busy {:.0f}% of its time\n", result.max_staleness,
                    result.mean_staleness, 100.0 * result.server_busy_fraction);
       }
+      for (const std::string& s : result.switches) fmt::print("switch {}\n", s);
       if (!c.summary.empty()) write_summary(c, world.size(), result);
     }
   } catch (const std::exception& e) {

@@ -15,6 +15,7 @@
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/optim/warmup.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/alternate.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/train/checkpoint.hpp>
@@ -29,6 +30,7 @@
 #include <switchyard/trigger/after_seconds.hpp>
 #include <switchyard/trigger/after_steps.hpp>
 #include <switchyard/trigger/loss_plateau.hpp>
+#include <switchyard/trigger/straggler.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <CLI/CLI.hpp>
@@ -82,6 +84,11 @@ struct config {
   std::string checkpoint_dir;
   std::size_t checkpoint_every = 1;
   bool resume = false;
+  // --strategy adaptive: the straggler triggers' rule.
+  double straggler_ratio = 1.5;
+  double calm_ratio = 1.2;
+  std::size_t straggler_window = 2;
+  std::size_t straggler_dwell = 2;
 };
 
 // --straggler RANK:FACTOR: that worker sleeps (FACTOR - 1) times its own compute time each step.
@@ -149,6 +156,7 @@ struct run_result {
   double mean_staleness = 0;
   double server_busy_fraction = 0;
   double worker_wait_seconds = 0;
+  std::vector<std::string> switches = {};  // --strategy adaptive: each switch, with its reason
 };
 
 // The parameter server's measurements, found in a switch's stages too.
@@ -164,9 +172,28 @@ const sy::strategy::ps_statistics* ps_statistics_of(const Strategy& strategy) {
   }
 }
 
+// "after epoch 4 to ps: straggler ratio 3.02 > 1.5 for 2 epochs" for each switch of an alternate.
+template <class Strategy>
+std::vector<std::string> describe_switches(const Strategy& strategy, const sy::train::history& h, const config& c) {
+  std::vector<std::string> lines;
+  if constexpr (requires { strategy.switches(); }) {
+    for (const sy::strategy::alternation& s : strategy.switches()) {
+      const bool to_async = s.to != "allreduce";
+      const double ratio = s.after_epoch >= 1 && s.after_epoch <= h.epochs.size()
+                               ? sy::trigger::straggler_ratio(h.epochs[s.after_epoch - 1])
+                               : 1.0;
+      lines.push_back(fmt::format("after epoch {} to {}: straggler ratio {:.2f} {} {} for {} epochs", s.after_epoch,
+                                  s.to, ratio, to_async ? ">" : "<", to_async ? c.straggler_ratio : c.calm_ratio,
+                                  c.straggler_window));
+    }
+  }
+  return lines;
+}
+
 template <class Transport, class Strategy>
-run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history) {
+run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history, const config& c) {
   run_result result{std::move(history)};
+  result.switches = describe_switches(strategy, result.history, c);
   // The same strategy type on every rank: all or none take part in these collectives.
   if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
     const sy::strategy::ps_statistics& s = *found;
@@ -275,13 +302,9 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
       }
     }
     if (log) trainer.on_epoch([&](const sy::train::epoch_record& e) { log->write(e); });
-    if (slow.rank == t.rank()) {
-      trainer.on_step([&](const sy::train::step_record& s) {
-        std::this_thread::sleep_for(std::chrono::duration<double>((slow.factor - 1.0) * s.compute_seconds));
-      });
-    }
+    if (slow.rank == t.rank()) model.factor = slow.factor;
     sy::train::history history = trainer.fit(t, data.train, *data.test);
-    return summarize(t, trainer.strategy(), std::move(history));
+    return summarize(t, trainer.strategy(), std::move(history), c);
   };
   if (c.optimizer == "adam") {
     sy::optim::adam optimizer{size, schedule};
@@ -310,12 +333,21 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   const sy::strategy::all_reduce<> all_reduce;
   if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data);
   if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data); });
-  const chosen_trigger trigger = parse_trigger(c.trigger);
   sy::strategy::switch_options options;
   options.warmup_steps = c.switch_warmup;
   options.second_moment_scale = c.switch_variance;
   options.learning_rate_scale = c.switch_lr_scale;
   options.rescale_for_batch = c.switch_rescale == "batch";
+  if (c.strategy == "adaptive") {
+    const sy::trigger::straggler_detected detect{
+        .ratio = c.straggler_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell};
+    const sy::trigger::stragglers_gone calm{
+        .ratio = c.calm_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell};
+    return with_parameter_server(c, [&](auto ps) {
+      return train_model(t, model, sy::strategy::alternate{all_reduce, ps, detect, calm, options}, c, data);
+    });
+  }
+  const chosen_trigger trigger = parse_trigger(c.trigger);
   return with_parameter_server(c, [&](auto ps) {
     if (c.first == "ps") {
       return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger, options}, c, data);
@@ -324,13 +356,29 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   });
 }
 
+// A model whose forward and backward pass takes `factor` times as long (--straggler): it sleeps
+// (factor - 1) times the pass, inside the pass, so the trainer counts it as compute, as it would a
+// slower CPU, and the straggler triggers see it.
+template <class Model>
+struct paced : Model {
+  template <class... Args>
+  explicit paced(Args&&... args) : Model(std::forward<Args>(args)...) {}
+  double forward_backward(const sy::data::batch_view& batch) {
+    const auto start = std::chrono::steady_clock::now();
+    const double loss = Model::forward_backward(batch);
+    if (factor > 1.0) std::this_thread::sleep_for((factor - 1.0) * (std::chrono::steady_clock::now() - start));
+    return loss;
+  }
+  double factor = 1.0;
+};
+
 template <class Transport>
 run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
   if (c.model == "cnn") {
-    sy::nn::cnn model{c.seed};
+    paced<sy::nn::cnn<>> model{c.seed};
     return with_strategy(t, model, c, data);
   }
-  sy::nn::mlp model{c.seed};
+  paced<sy::nn::mlp<>> model{c.seed};
   return with_strategy(t, model, c, data);
 }
 
@@ -405,6 +453,21 @@ inline void add_training_options(CLI::App& app, config& c) {
   app.add_option("--checkpoint-every", c.checkpoint_every, "With --checkpoint: every this many epochs, and at the end")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  app.add_option("--straggler-ratio", c.straggler_ratio,
+                 "Adaptive: leave all-reduce when the slowest worker's compute time per step exceeds this many times "
+                 "the median's")
+      ->check(CLI::Range(1.0, 1e9))
+      ->capture_default_str();
+  app.add_option("--calm-ratio", c.calm_ratio,
+                 "Adaptive: come back to all-reduce when that ratio is below this (at most --straggler-ratio)")
+      ->check(CLI::Range(1.0, 1e9))
+      ->capture_default_str();
+  app.add_option("--straggler-window", c.straggler_window, "Adaptive: epochs in a row each ratio must hold")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--straggler-dwell", c.straggler_dwell, "Adaptive: epochs a stage trains at least before it is left")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_flag("--resume", c.resume,
                "Continue from DIR/checkpoint.bin of --checkpoint DIR (the other options as in the run it continues)");
 }
@@ -414,6 +477,11 @@ inline void check_settings(const config& c) {
   parse_straggler(c.straggler);
   parse_fault(c.fault);
   if (c.resume && c.checkpoint_dir.empty()) throw sy::usage_error("--resume needs --checkpoint DIR");
+  if (c.calm_ratio > c.straggler_ratio) {
+    throw sy::usage_error(fmt::format("--calm-ratio {} is above --straggler-ratio {}: the way back to all-reduce must "
+                                      "need a smaller ratio than the way out, or the stages flap",
+                                      c.calm_ratio, c.straggler_ratio));
+  }
   if (c.strategy == "switch") {
     parse_trigger(c.trigger);
     if (c.first == c.second) {

@@ -12,12 +12,15 @@
 #include <switchyard/trigger/after_epochs.hpp>
 #include <switchyard/trigger/after_steps.hpp>
 #include <switchyard/trigger/loss_plateau.hpp>
+#include <switchyard/trigger/straggler.hpp>
 
 #include "../collective/scenarios.hpp"
 #include "../train/fixtures.hpp"
+#include "../train/paced_mlp.hpp"
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -566,4 +569,55 @@ TEST_CASE("switch_to.stop_when: a copy of the switch made inside an epoch decide
     CHECK_FALSE(copy.first().stop(9));
     CHECK(copy.first().stop(10));
   });
+}
+
+namespace {
+
+// The stages of each epoch on every rank, 4 ranks, rank 2 a straggler or not.
+template <class Switch>
+std::vector<std::vector<std::string>> paced_stages(Switch prototype, bool straggler, std::size_t epochs) {
+  const auto data = fixtures::quadrants(480, 7);
+  return sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
+    using std::chrono::milliseconds;
+    // 3 ms a pass on every rank, 15 ms on the straggler.
+    fixtures::paced_mlp model{straggler && t.rank() == 2 ? milliseconds(15) : milliseconds(3)};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = epochs;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, prototype, options};
+    std::vector<std::string> stages;
+    for (const auto& e : trainer.fit(t, data, *data).epochs) stages.push_back(e.stage);
+    return stages;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("switch_to.straggler_detected: all-reduce hands over to the parameter server when one worker lags" *
+          doctest::timeout(120)) {
+  using detect = strategy::switch_to<ar, ps, trigger::straggler_detected>;
+  const detect prototype{ar{}, ps{1}, trigger::straggler_detected{.ratio = 2.5}};
+  // Rank 2 computes 5x slower: the ratio passes 2.5 at every epoch, so the switch comes after the
+  // second (window 2, dwell 2), on every rank.
+  for (const auto& stages : paced_stages(prototype, true, 4)) {
+    CHECK(stages == std::vector<std::string>{"allreduce", "allreduce", "ps", "ps"});
+  }
+  // Workers alike: no switch.
+  for (const auto& stages : paced_stages(prototype, false, 4)) {
+    CHECK(stages == std::vector<std::string>(4, "allreduce"));
+  }
+}
+
+TEST_CASE("switch_to.stragglers_gone: the parameter server hands over to all-reduce once the workers run alike" *
+          doctest::timeout(120)) {
+  using calm = strategy::switch_to<ps, ar, trigger::stragglers_gone>;
+  const calm prototype{ps{1}, ar{}, trigger::stragglers_gone{.ratio = 1.5}};
+  for (const auto& stages : paced_stages(prototype, false, 4)) {
+    CHECK(stages == std::vector<std::string>{"ps", "ps", "allreduce", "allreduce"});
+  }
+  // A straggler that stays keeps the asynchronous stage.
+  for (const auto& stages : paced_stages(prototype, true, 4)) {
+    CHECK(stages == std::vector<std::string>(4, "ps"));
+  }
 }

@@ -20,6 +20,7 @@
 #include <switchyard/optim/adam.hpp>
 #include <switchyard/optim/cosine.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/alternate.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/train/checkpoint.hpp>
@@ -29,6 +30,7 @@
 #include <switchyard/trigger/after_steps.hpp>
 #include <switchyard/trigger/combinators.hpp>
 #include <switchyard/trigger/loss_plateau.hpp>
+#include <switchyard/trigger/straggler.hpp>
 #include <vector>
 
 #include "../nn/logistic_regression.hpp"
@@ -80,11 +82,21 @@ constexpr std::size_t epochs = 5;
 // A synchronous parameter server repeats bit for bit, so the whole chain can be compared exactly.
 using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
 
+// Toggles between all-reduce and a synchronous server: into the server after any epoch of
+// all-reduce, back after the server's second epoch. Over 7 epochs: allreduce, ps, ps, allreduce,
+// ps, ps, allreduce.
+using toggling = sy::strategy::alternate<sy::strategy::all_reduce<>, sync_ps, sy::trigger::after_epochs<1>,
+                                         sy::trigger::stragglers_gone>;
+toggling toggles() {
+  return toggling{{}, sync_ps{1}, {}, sy::trigger::stragglers_gone{.ratio = 1e9, .window = 1, .dwell = 2},
+                  sy::strategy::switch_options{.rescale_for_batch = true}};
+}
+
 // Trains the small mlp for `epochs` epochs with a checkpoint after every one into `directory`;
 // `kill_in` > 0 ends the run at step 2 of that epoch; `resume` continues from the checkpoint.
 template <class Strategy>
 std::vector<run> train(int ranks, const Strategy& prototype, const fs::path& directory, std::size_t kill_in,
-                       bool resume) {
+                       bool resume, std::size_t epoch_count = epochs) {
   const auto data = fixtures::quadrants(480, 7);
   return sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
     sy::nn::mlp model{11, {8, 8, 1}, 4};
@@ -92,7 +104,7 @@ std::vector<run> train(int ranks, const Strategy& prototype, const fs::path& dir
     // steps at other rates.
     sy::optim::adam optimizer{model.parameters().size(), sy::optim::cosine{0.01, 400}};
     sy::train::trainer_options options;
-    options.epochs = epochs;
+    options.epochs = epoch_count;
     options.batch_size = 8;
     options.checkpoint_every = 1;
     sy::train::trainer trainer{model, optimizer, prototype, options};
@@ -119,12 +131,13 @@ std::vector<run> train(int ranks, const Strategy& prototype, const fs::path& dir
 // Kills a run in epoch `kill_in`, resumes it from its last checkpoint, and compares with the
 // uninterrupted run: the same parameters to the bit, the same stages and records.
 template <class Strategy>
-void check_resume(int ranks, const Strategy& prototype, std::size_t kill_in, const std::string& name) {
+void check_resume(int ranks, const Strategy& prototype, std::size_t kill_in, const std::string& name,
+                  std::size_t epoch_count = epochs) {
   scratch uninterrupted(name + "_whole");
   scratch interrupted(name + "_killed");
-  const std::vector<run> whole = train(ranks, prototype, uninterrupted.path, 0, false);
-  CHECK_THROWS_AS(train(ranks, prototype, interrupted.path, kill_in, false), killed);
-  const std::vector<run> resumed = train(ranks, prototype, interrupted.path, 0, true);
+  const std::vector<run> whole = train(ranks, prototype, uninterrupted.path, 0, false, epoch_count);
+  CHECK_THROWS_AS(train(ranks, prototype, interrupted.path, kill_in, false, epoch_count), killed);
+  const std::vector<run> resumed = train(ranks, prototype, interrupted.path, 0, true, epoch_count);
   REQUIRE(resumed.size() == whole.size());
   for (std::size_t rank = 0; rank < whole.size(); ++rank) {
     CAPTURE(rank);
@@ -235,7 +248,7 @@ TEST_CASE("checkpoint.refused: each bad file is refused with what is wrong with 
   SUBCASE("another format version") {
     std::vector<char> bytes = good;
     bytes[8] = 7;
-    refused(bytes, "has format version 7; this build reads version 3");
+    refused(bytes, "has format version 7; this build reads version 4");
   }
   SUBCASE("not a checkpoint") {
     std::vector<char> bytes = good;
@@ -464,6 +477,7 @@ TEST_CASE("checkpoint.signature: a strategy's stages in order, nested chains in 
   // The same stages nested in the first stage keep their progress in the same bytes.
   const sy::strategy::switch_to<ps_then_ar, sync_ps, epochs_1> nested_first{two, sync_ps{1}, {}};
   CHECK(sy::train::strategy_signature(nested_first) == "(ps>allreduce)>ps");
+  CHECK(sy::train::strategy_signature(toggles()) == "(allreduce<>ps)");
   CHECK(sy::train::strategy_signature(local_sgd{}) == "localsgd");
   CHECK(sy::train::strategy_signature(sy::strategy::switch_to<local_sgd, ar, epochs_1>{}) == "localsgd>allreduce");
 }
@@ -578,7 +592,20 @@ TEST_CASE("checkpoint.resume.chain: killed in the middle of three stages, resume
   check_resume(4, chain, 3, "chain");
 }
 
+TEST_CASE("checkpoint.resume.alternate: killed in the second server period, resumed there with its trigger's count" *
+          doctest::timeout(120)) {
+  // The checkpoint of epoch 5 is taken inside the second server period, one epoch into it: the
+  // resumed run must set up the server, and switch back after epoch 6 as the whole run did.
+  check_resume(4, toggles(), 6, "alternate", 7);
+}
+
 TEST_CASE("checkpoint.resume: the stages of the runs above are the ones asked for") {
+  {
+    scratch dir("alternate_stages");
+    const std::vector<run> runs = train(4, toggles(), dir.path, 0, false, 7);
+    CHECK(runs[0].stages ==
+          std::vector<std::string>{"allreduce", "ps", "ps", "allreduce", "ps", "ps", "allreduce"});
+  }
   scratch dir("stages");
   const sy::strategy::switch_to chain{sync_ps{1}, sy::strategy::all_reduce<>{}, sy::trigger::after_steps{90}};
   const std::vector<run> runs = train(4, chain, dir.path, 0, false);

@@ -53,6 +53,41 @@ struct switch_options {
   bool rescale_for_batch = false;
 };
 
+namespace detail {
+
+// The options of a switch, applied to the optimizer after the hand-over: `batch_ratio` is B2 / B1
+// when `rescale_for_batch` is on, else 1.
+template <class Optimizer>
+void apply_switch_options(Optimizer& o, const switch_options& options, double batch_ratio) {
+  static_assert(optim::switchable<Optimizer>,
+                "an optimizer under switch_to or alternate must provide scale_learning_rate(double) and rewarm(std::uint64_t), "
+                "which the switch calls for its options (optim::switchable): see optim/optimizer.hpp");
+  const double first_factor = options.momentum == switch_options::momentum_policy::keep    ? 1.0
+                              : options.momentum == switch_options::momentum_policy::reset ? 0.0
+                                                                                           : options.momentum_scale;
+  const double second_factor = options.second_moment_scale / batch_ratio;
+  if (first_factor != 1.0 || second_factor != 1.0) {
+    auto state = o.export_state();
+    const double factors[] = {first_factor, second_factor};
+    for (std::size_t k = 0; k < std::min<std::size_t>(2, state.slots.size()); ++k) {
+      for (auto& v : state.slots[k]) v = static_cast<std::remove_reference_t<decltype(v)>>(v * factors[k]);
+    }
+    o.import_state(std::move(state));
+  }
+  if (options.learning_rate_scale * batch_ratio != 1.0) o.scale_learning_rate(options.learning_rate_scale * batch_ratio);
+  if (options.warmup_steps > 0) o.rewarm(options.warmup_steps);
+}
+
+// B2 / B1 for a switch from `from` to `to` under `options`: the change of the batch one update
+// averages, or 1 when the options do not rescale for it.
+template <class From, class To, class Transport>
+double switch_batch_ratio(const From& from, const To& to, const Transport& t, const switch_options& options) {
+  if (!options.rescale_for_batch) return 1.0;
+  return static_cast<double>(traits::batches_per_update(to, t)) / static_cast<double>(traits::batches_per_update(from, t));
+}
+
+}  // namespace detail
+
 template <class First, class Second, class Trigger>
 class switch_to;
 
@@ -311,16 +346,9 @@ class switch_to {
 
   template <class Transport, class Model, class Optimizer>
   void switch_now(Transport& t, Model& m, Optimizer& o) {
-    static_assert(optim::switchable<Optimizer>,
-                  "an optimizer under switch_to must provide scale_learning_rate(double) and rewarm(std::uint64_t), "
-                  "which the switch calls for its options (optim::switchable): see optim/optimizer.hpp");
     traits::stop_when(first_, {});
     traits::hand_over(first_, t, m, o);
-    const double batch_ratio =  // B2 / B1
-        options_.rescale_for_batch ? static_cast<double>(traits::batches_per_update(second_, t)) /
-                                         static_cast<double>(traits::batches_per_update(first_, t))
-                                   : 1.0;
-    apply_options(o, batch_ratio);
+    detail::apply_switch_options(o, options_, detail::switch_batch_ratio(first_, second_, t, options_));
     // A switch in the second slot counts epochs from the start of the run, not from now.
     if constexpr (is_switch_to<Second>) second_.last_epoch_ = last_epoch_;
     traits::setup(second_, t, m, o);
@@ -339,24 +367,6 @@ class switch_to {
     static_assert(policy<Second, Model, Optimizer, Transport>,
                   "the second stage of switch_to must be a strategy: name() const and step(t, m, o) returning "
                   "strategy::step_outcome or void (strategy/policy.hpp)");
-  }
-
-  template <class Optimizer>
-  void apply_options(Optimizer& o, double batch_ratio) const {
-    const double first_factor = options_.momentum == switch_options::momentum_policy::keep    ? 1.0
-                                : options_.momentum == switch_options::momentum_policy::reset ? 0.0
-                                                                                              : options_.momentum_scale;
-    const double second_factor = options_.second_moment_scale / batch_ratio;
-    if (first_factor != 1.0 || second_factor != 1.0) {
-      auto state = o.export_state();
-      const double factors[] = {first_factor, second_factor};
-      for (std::size_t k = 0; k < std::min<std::size_t>(2, state.slots.size()); ++k) {
-        for (auto& v : state.slots[k]) v = static_cast<std::remove_reference_t<decltype(v)>>(v * factors[k]);
-      }
-      o.import_state(std::move(state));
-    }
-    if (options_.learning_rate_scale * batch_ratio != 1.0) o.scale_learning_rate(options_.learning_rate_scale * batch_ratio);
-    if (options_.warmup_steps > 0) o.rewarm(options_.warmup_steps);
   }
 
   First first_{};

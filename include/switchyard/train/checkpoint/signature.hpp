@@ -12,7 +12,8 @@ namespace switchyard::train {
 /// under `strategy`: `"allreduce"` for a plain strategy (its `name()`), `"ps>allreduce"` for a
 /// `switch_to` (recursing through `first()` and `second()`), `"ps>allreduce>ps"` for a chain
 /// nested in its second stage and `"(ps>allreduce)>ps"` for one nested in its first (the two chains
-/// keep their progress in the same bytes, so the signature tells them apart).
+/// keep their progress in the same bytes, so the signature tells them apart); `"(allreduce<>ps)"`
+/// for an `alternate`, whose progress is another layout again.
 ///
 /// Unlike `name()` of a switch, it does not change with the active stage. Triggers and options
 /// are not part of it: a run may be resumed with other thresholds.
@@ -30,6 +31,13 @@ template <class Strategy>
 template <class Strategy>
 std::string strategy_signature(const Strategy& strategy) {
   if constexpr (requires {
+                  strategy.first();
+                  strategy.second();
+                  strategy.switches();
+                }) {
+    // An alternate: the two stages both ways.
+    return "(" + strategy_signature(strategy.first()) + "<>" + strategy_signature(strategy.second()) + ")";
+  } else if constexpr (requires {
                   strategy.first();
                   strategy.second();
                 }) {

@@ -1,0 +1,193 @@
+#include <switchyard/trigger/straggler.hpp>
+
+#include <switchyard/trigger/trigger.hpp>
+
+#include "records.hpp"
+
+#include <boost/archive/text_iarchive.hpp>
+#include <boost/archive/text_oarchive.hpp>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <sstream>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::trigger::straggler_detected;
+using sy::trigger::stragglers_gone;
+
+static_assert(sy::trigger::trigger<straggler_detected> && sy::trigger::trigger<stragglers_gone>);
+
+namespace {
+
+// An epoch whose median worker computes `median` seconds per step and whose slowest `ratio` times
+// that.
+sy::train::epoch_record timed(std::size_t epoch, double ratio, double median = 0.010) {
+  sy::train::epoch_record r = record(epoch);
+  r.median_step_compute_seconds = median;
+  r.slowest_step_compute_seconds = ratio * median;
+  return r;
+}
+
+// A trace of straggler ratios, one per epoch from epoch 1.
+using trace = std::vector<double>;
+
+// The epochs at which `t` fires over `ratios`, asked once per epoch.
+template <class Trigger>
+std::vector<std::size_t> firings(Trigger t, const trace& ratios) {
+  std::vector<std::size_t> fired;
+  for (std::size_t e = 0; e < ratios.size(); ++e) {
+    if (t.fire(timed(e + 1, ratios[e]))) fired.push_back(e + 1);
+  }
+  return fired;
+}
+
+// A run that toggles between a synchronous and an asynchronous stage, as an alternating policy
+// would: it starts synchronous, asks the trigger of the stage it is in after every epoch, and each
+// stage starts with a fresh copy of its trigger. Returns the epochs after which it switched.
+std::vector<std::size_t> toggles(const trace& ratios, straggler_detected to_async = {},
+                                 stragglers_gone to_sync = {}) {
+  std::vector<std::size_t> switched;
+  bool synchronous = true;
+  straggler_detected detect = to_async;
+  stragglers_gone gone = to_sync;
+  for (std::size_t e = 0; e < ratios.size(); ++e) {
+    const auto r = timed(e + 1, ratios[e]);
+    if (synchronous ? detect.fire(r) : gone.fire(r)) {
+      switched.push_back(e + 1);
+      synchronous = !synchronous;
+      detect = to_async;
+      gone = to_sync;
+    }
+  }
+  return switched;
+}
+
+// Ratios spread around `centre` by up to `spread`, from a fixed linear congruential sequence.
+trace noisy(std::size_t epochs, double centre, double spread, unsigned seed) {
+  trace ratios;
+  unsigned x = seed;
+  for (std::size_t e = 0; e < epochs; ++e) {
+    x = x * 1664525u + 1013904223u;
+    ratios.push_back(centre + spread * (2.0 * static_cast<double>(x >> 8) / static_cast<double>(1u << 24) - 1.0));
+  }
+  return ratios;
+}
+
+}  // namespace
+
+TEST_CASE("straggler_ratio: the slowest worker's compute per step over the median's; 1 without times") {
+  CHECK(sy::trigger::straggler_ratio(timed(1, 3.0)) == doctest::Approx(3.0));
+  CHECK(sy::trigger::straggler_ratio(timed(1, 1.0, 0.5)) == doctest::Approx(1.0));
+  CHECK(sy::trigger::straggler_ratio(record(1)) == 1.0);
+}
+
+TEST_CASE("straggler triggers: steady workers") {
+  const trace steady = noisy(20, 1.05, 0.05, 1);
+  CHECK(firings(straggler_detected{}, steady).empty());
+  // Nothing to wait for: the way back to the synchronous stage opens after the dwell.
+  CHECK(firings(stragglers_gone{}, steady).front() == 2);
+  CHECK(toggles(steady).empty());
+}
+
+TEST_CASE("straggler triggers: one persistent straggler") {
+  const trace slow(20, 3.0);
+  // The second slow epoch in a row, with the default window and dwell of 2.
+  CHECK(firings(straggler_detected{}, slow).front() == 2);
+  CHECK(firings(stragglers_gone{}, slow).empty());
+  // Switches to the asynchronous stage once, and stays.
+  CHECK(toggles(slow) == std::vector<std::size_t>{2});
+}
+
+TEST_CASE("straggler triggers: a transient straggler comes and goes") {
+  trace ratios(5, 1.0);
+  ratios.insert(ratios.end(), 6, 3.0);  // epochs 6 to 11
+  ratios.insert(ratios.end(), 6, 1.0);  // epochs 12 to 17
+  // To asynchronous after the straggler's second epoch, back after the second calm one.
+  CHECK(toggles(ratios) == std::vector<std::size_t>{7, 13});
+  // A longer window waits longer each way.
+  CHECK(toggles(ratios, straggler_detected{.window = 3}, stragglers_gone{.window = 3}) ==
+        std::vector<std::size_t>{8, 14});
+  // A straggler shorter than the window never causes a switch.
+  trace blip(5, 1.0);
+  blip.push_back(3.0);
+  blip.insert(blip.end(), 5, 1.0);
+  CHECK(toggles(blip).empty());
+}
+
+TEST_CASE("straggler triggers: a ratio that wavers around a threshold does not flap") {
+  // Around the detection threshold: it may switch to the asynchronous stage, but never back, since
+  // the way back needs ratios under 1.2.
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    const auto switched = toggles(noisy(40, 1.5, 0.2, seed));
+    CHECK(switched.size() <= 1);
+  }
+  // Around the way-back threshold, after a real straggler: back once at most, never out again,
+  // since leaving needs ratios above 1.5.
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    trace ratios(4, 3.0);
+    const trace wavering = noisy(40, 1.2, 0.15, seed);
+    ratios.insert(ratios.end(), wavering.begin(), wavering.end());
+    const auto switched = toggles(ratios);
+    REQUIRE(!switched.empty());
+    CHECK(switched.front() == 2);
+    CHECK(switched.size() <= 2);
+  }
+  // Without the band (both thresholds at 1.5) the same noise does flap: the band is what holds it.
+  std::size_t most = 0;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    most = std::max(most, toggles(noisy(40, 1.5, 0.2, seed), straggler_detected{.ratio = 1.5, .window = 1, .dwell = 1},
+                                  stragglers_gone{.ratio = 1.5, .window = 1, .dwell = 1})
+                              .size());
+  }
+  CHECK(most > 4);
+}
+
+TEST_CASE("straggler triggers: every worker slow alike is no straggler") {
+  straggler_detected detect;
+  for (std::size_t e = 1; e <= 12; ++e) {
+    // The whole cluster slows down 3x after epoch 4: the median and the slowest together.
+    const double median = e <= 4 ? 0.010 : 0.030;
+    CHECK_FALSE(detect.fire(timed(e, 1.05, median)));
+  }
+}
+
+TEST_CASE("straggler triggers: the dwell holds a stage for its first epochs") {
+  const trace slow(10, 3.0);
+  CHECK(firings(straggler_detected{.window = 1, .dwell = 4}, slow).front() == 4);
+  CHECK(firings(straggler_detected{.window = 1, .dwell = 1}, slow).front() == 1);
+  CHECK(firings(stragglers_gone{.window = 1, .dwell = 5}, trace(10, 1.0)).front() == 5);
+}
+
+TEST_CASE("straggler triggers: a bad ratio or window is refused with what was given") {
+  straggler_detected below{.ratio = 0.9};
+  CHECK_THROWS_WITH_AS(below.fire(timed(1, 1.0)),
+                       doctest::Contains("straggler_detected needs a ratio >= 1 (the slowest worker's compute time per "
+                                         "step over the median's) and a window of at least 1 epoch, got ratio 0.9 and "
+                                         "window 2"),
+                       sy::usage_error);
+  stragglers_gone empty{.window = 0};
+  CHECK_THROWS_WITH_AS(empty.fire(timed(1, 1.0)), doctest::Contains("stragglers_gone needs a ratio >= 1"),
+                       sy::usage_error);
+}
+
+TEST_CASE("straggler triggers: a checkpoint keeps the run of epochs") {
+  straggler_detected before{.window = 3};
+  CHECK_FALSE(before.fire(timed(1, 3.0)));
+  CHECK_FALSE(before.fire(timed(2, 3.0)));
+  std::stringstream stream;
+  {
+    boost::archive::text_oarchive out(stream);
+    out << before;
+  }
+  straggler_detected after{.window = 3};
+  {
+    boost::archive::text_iarchive in(stream);
+    in >> after;
+  }
+  CHECK(after.state.streak == 2);
+  CHECK(after.fire(timed(3, 3.0)));
+}
