@@ -33,24 +33,14 @@
 
 #include "../nn/logistic_regression.hpp"
 #include "fixtures.hpp"
+#include "scratch.hpp"
 
 namespace sy = switchyard;
 namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory for one test, removed afterwards.
-struct scratch {
-  fs::path path;
-  explicit scratch(const std::string& name)
-      : path(fs::temp_directory_path() / ("switchyard_checkpoint_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch() { fs::remove_all(path); }
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-};
+using test_files::scratch;
 
 std::vector<char> read_bytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

@@ -2,8 +2,9 @@
 // whole-file read, both raising data_error that names the file.
 #include <switchyard/train/checkpoint/file.hpp>
 
+#include "../scratch.hpp"
+
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstddef>
 #include <filesystem>
@@ -17,17 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct scratch {
-  fs::path path;
-  explicit scratch(const std::string& name)
-      : path(fs::temp_directory_path() / ("switchyard_checkpoint_file_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch() { fs::remove_all(path); }
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-};
+using test_files::scratch;
 
 std::span<const std::byte> bytes_of(const std::string& text) { return std::as_bytes(std::span(text.data(), text.size())); }
 
@@ -36,7 +27,7 @@ std::string text_of(const std::vector<char>& bytes) { return {bytes.begin(), byt
 }  // namespace
 
 TEST_CASE("checkpoint.file.write: the parts land one after the other, replacing the file, with no temporary left") {
-  scratch dir("write");
+  scratch dir("file_write");
   const fs::path file = dir.path / "checkpoint.bin";
   const std::string header = "HEAD";
   const std::string payload = std::string("pay\0load", 8);
@@ -52,7 +43,7 @@ TEST_CASE("checkpoint.file.write: the parts land one after the other, replacing 
 }
 
 TEST_CASE("checkpoint.file.write: a relative path without a directory is written in the working directory") {
-  scratch dir("relative");
+  scratch dir("file_relative");
   const fs::path before = fs::current_path();
   fs::current_path(dir.path);
   const std::string text = "relative";
@@ -62,7 +53,7 @@ TEST_CASE("checkpoint.file.write: a relative path without a directory is written
 }
 
 TEST_CASE("checkpoint.file.write: a write that fails names the file and leaves the previous one whole") {
-  scratch dir("fails");
+  scratch dir("file_fails");
   const fs::path file = dir.path / "checkpoint.bin";
   const std::string first = "first";
   sy::detail::write_file_atomically(file, {bytes_of(first)});
@@ -94,7 +85,7 @@ TEST_CASE("checkpoint.file.write: a write that fails names the file and leaves t
 }
 
 TEST_CASE("checkpoint.file.read: every byte of the file; a missing file is a data_error naming it") {
-  scratch dir("read");
+  scratch dir("file_read");
   const fs::path file = dir.path / "bytes.bin";
   std::vector<char> written(1000);
   for (std::size_t i = 0; i < written.size(); ++i) written[i] = static_cast<char>(i * 7);

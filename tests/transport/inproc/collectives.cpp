@@ -3,8 +3,11 @@
 // rank when the ranks' arguments differ.
 #include <switchyard/transport/inproc/collectives.hpp>
 
+#include "threads.hpp"
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -16,34 +19,10 @@
 
 namespace sy = switchyard;
 namespace d = sy::transport::detail;
+using inproc_test::make_group;
+using inproc_test::on_threads;
 
 namespace {
-
-std::shared_ptr<d::inproc_group> make_group(int ranks) {
-  auto fabric = std::make_shared<d::inproc_fabric>(ranks, sy::transport::inproc_options{});
-  std::vector<int> members;
-  for (int r = 0; r < ranks; ++r) members.push_back(r);
-  return std::make_shared<d::inproc_group>(fabric, std::move(members));
-}
-
-// Runs `f(rank)` on one thread per rank and returns what each raised ("" for nothing).
-template <class F>
-std::vector<std::string> on_threads(int ranks, F f) {
-  std::vector<std::string> raised(static_cast<std::size_t>(ranks));
-  {
-    std::vector<std::jthread> threads;
-    for (int r = 0; r < ranks; ++r) {
-      threads.emplace_back([&raised, &f, r] {
-        try {
-          f(r);
-        } catch (const std::exception& e) {
-          raised[static_cast<std::size_t>(r)] = e.what();
-        }
-      });
-    }
-  }
-  return raised;
-}
 
 // Not commutative: folding a, b, c in rank order gives the digits abc.
 struct append_digit {

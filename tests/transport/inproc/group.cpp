@@ -2,6 +2,8 @@
 // (until done, until the world aborts, or until the timeout passes).
 #include <switchyard/transport/inproc/group.hpp>
 
+#include "threads.hpp"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -15,40 +17,16 @@
 
 namespace sy = switchyard;
 namespace d = sy::transport::detail;
+using inproc_test::make_group;
+using inproc_test::on_threads;
 
 namespace {
-
-std::shared_ptr<d::inproc_group> make_group(int ranks, sy::transport::inproc_options options = {}) {
-  auto fabric = std::make_shared<d::inproc_fabric>(ranks, options);
-  std::vector<int> members;
-  for (int r = 0; r < ranks; ++r) members.push_back(r);
-  return std::make_shared<d::inproc_group>(fabric, std::move(members));
-}
 
 sy::transport::inproc_options quick(int milliseconds) {
   sy::transport::inproc_options o;
   o.timeout = std::chrono::milliseconds(milliseconds);
   o.spin = 0;
   return o;
-}
-
-// Runs `f(rank)` on one thread per rank and returns what each raised ("" for nothing).
-template <class F>
-std::vector<std::string> on_threads(int ranks, F f) {
-  std::vector<std::string> raised(static_cast<std::size_t>(ranks));
-  {
-    std::vector<std::jthread> threads;
-    for (int r = 0; r < ranks; ++r) {
-      threads.emplace_back([&raised, &f, r] {
-        try {
-          f(r);
-        } catch (const std::exception& e) {
-          raised[static_cast<std::size_t>(r)] = e.what();
-        }
-      });
-    }
-  }
-  return raised;
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,25 +15,26 @@ namespace d = sy::transport::detail;
 
 namespace {
 
-void make_send(d::pending_op& op, const std::vector<float>& data, int source, int destination, int tag) {
-  op.send_data = reinterpret_cast<const std::byte*>(data.data());
-  op.bytes = data.size() * sizeof(float);
-  op.element_size = sizeof(float);
-  op.element_type = &d::type_identity_tag<float>;
-  op.source = source;
-  op.destination = destination;
-  op.tag = tag;
-}
-
+// Fills `op` as a posted operation on `data` (element type T) from `source` to `destination`.
 template <class T>
-void make_receive(d::pending_op& op, std::vector<T>& data, int source, int destination, int tag, bool exact) {
-  op.recv_data = reinterpret_cast<std::byte*>(data.data());
-  op.bytes = data.size() * sizeof(T);
+void post(d::pending_op& op, std::span<const T> data, int source, int destination, int tag) {
+  op.bytes = data.size_bytes();
   op.element_size = sizeof(T);
   op.element_type = &d::type_identity_tag<T>;
   op.source = source;
   op.destination = destination;
   op.tag = tag;
+}
+
+void make_send(d::pending_op& op, const std::vector<float>& data, int source, int destination, int tag) {
+  post(op, std::span<const float>(data), source, destination, tag);
+  op.send_data = reinterpret_cast<const std::byte*>(data.data());
+}
+
+template <class T>
+void make_receive(d::pending_op& op, std::vector<T>& data, int source, int destination, int tag, bool exact) {
+  post(op, std::span<const T>(data), source, destination, tag);
+  op.recv_data = reinterpret_cast<std::byte*>(data.data());
   op.exact = exact;
 }
 
