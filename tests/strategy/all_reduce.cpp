@@ -5,6 +5,8 @@
 #include <switchyard/strategy/traits.hpp>
 #include <switchyard/transport/inproc.hpp>
 
+#include "arenas.hpp"
+
 #include <doctest/doctest.h>
 
 #include <span>
@@ -12,17 +14,7 @@
 
 namespace sy = switchyard;
 
-namespace {
-
-// The smallest model the strategy needs: two arenas (no forward pass; the test fills gradients).
-struct arenas {
-  std::vector<float> params;
-  std::vector<float> grads;
-  std::span<float> parameters() { return params; }
-  std::span<float> gradients() { return grads; }
-};
-
-}  // namespace
+using test_models::arenas;
 
 static_assert(sy::strategy::policy<sy::strategy::all_reduce<>, arenas, sy::optim::sgd<>, sy::transport::inproc>);
 static_assert(sy::strategy::policy<sy::strategy::all_reduce<sy::algorithm::ring>, arenas, sy::optim::sgd<>,

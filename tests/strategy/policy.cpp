@@ -8,6 +8,8 @@
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
 
+#include "arenas.hpp"
+
 #include <doctest/doctest.h>
 
 #include <span>
@@ -16,15 +18,9 @@
 #include <vector>
 
 namespace sy = switchyard;
+using test_models::arenas;
 
 namespace {
-
-struct arenas {
-  std::vector<float> params = std::vector<float>(3);
-  std::vector<float> grads = std::vector<float>(3);
-  std::span<float> parameters() { return params; }
-  std::span<float> gradients() { return grads; }
-};
 
 // Every rank trains alone and never communicates: the smallest strategy there is.
 struct independent {
@@ -70,8 +66,7 @@ static_assert(sy::strategy::policy<sy::strategy::switch_to<independent, sy::stra
                                    arenas, policy_of, sy::transport::inproc>);
 
 TEST_CASE("policy.two_members: a user strategy steps the optimizer it is given") {
-  arenas model;
-  model.grads = {1, 2, 3};
+  arenas model{std::vector<float>(3), {1, 2, 3}};
   sy::optim::sgd optimizer{3, 0.5};
   independent s;
   sy::transport::run_inproc(1, [&](sy::transport::inproc& t) { s.step(t, model, optimizer); });

@@ -8,6 +8,8 @@
 #include <switchyard/strategy/replicas.hpp>
 #include <switchyard/transport/inproc.hpp>
 
+#include "arenas.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -20,15 +22,9 @@
 
 namespace sy = switchyard;
 namespace traits = sy::strategy::traits;
+using test_models::arenas;
 
 namespace {
-
-struct arenas {
-  std::vector<float> params;
-  std::vector<float> grads;
-  std::span<float> parameters() { return params; }
-  std::span<float> gradients() { return grads; }
-};
 
 struct two_members {
   std::string_view name() const { return "two"; }

@@ -35,24 +35,14 @@
 
 #include "../nn/logistic_regression.hpp"
 #include "fixtures.hpp"
+#include "scratch.hpp"
 
 namespace sy = switchyard;
 namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory for one test, removed afterwards.
-struct scratch {
-  fs::path path;
-  explicit scratch(const std::string& name)
-      : path(fs::temp_directory_path() / ("switchyard_checkpoint_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch() { fs::remove_all(path); }
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-};
+using test_files::scratch;
 
 std::vector<char> read_bytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -452,51 +442,6 @@ TEST_CASE("checkpoint.refused: resume_from a state of the other subnormal settin
       doctest::Contains("the state to resume from was trained keeping subnormal floats, this run is set to flushing "
                         "subnormal floats to zero"),
       sy::usage_error);
-}
-
-namespace {
-
-// A user's strategy names itself and has no stages (examples/custom_policy.cpp's local SGD).
-struct local_sgd {
-  [[nodiscard]] std::string_view name() const noexcept { return "localsgd"; }
-};
-
-}  // namespace
-
-TEST_CASE("checkpoint.signature: a strategy's stages in order, nested chains in parentheses") {
-  using ar = sy::strategy::all_reduce<>;
-  using epochs_1 = sy::trigger::after_epochs<1>;
-  CHECK(sy::train::strategy_signature(ar{}) == "allreduce");
-  CHECK(sy::train::strategy_signature(sync_ps{1}) == "ps");
-  using ps_then_ar = sy::strategy::switch_to<sync_ps, ar, epochs_1>;
-  const ps_then_ar two{sync_ps{1}, ar{}, {}};
-  CHECK(sy::train::strategy_signature(two) == "ps>allreduce");
-  const sy::strategy::switch_to<sync_ps, sy::strategy::switch_to<ar, sync_ps, epochs_1>, epochs_1> three{
-      sync_ps{1}, {ar{}, sync_ps{1}, {}}, {}};
-  CHECK(sy::train::strategy_signature(three) == "ps>allreduce>ps");
-  // The same stages nested in the first stage keep their progress in the same bytes.
-  const sy::strategy::switch_to<ps_then_ar, sync_ps, epochs_1> nested_first{two, sync_ps{1}, {}};
-  CHECK(sy::train::strategy_signature(nested_first) == "(ps>allreduce)>ps");
-  CHECK(sy::train::strategy_signature(toggles()) == "(allreduce<>ps)");
-  CHECK(sy::train::strategy_signature(local_sgd{}) == "localsgd");
-  CHECK(sy::train::strategy_signature(sy::strategy::switch_to<local_sgd, ar, epochs_1>{}) == "localsgd>allreduce");
-}
-
-TEST_CASE("checkpoint.progress: progress that does not fit the strategy is refused") {
-  using chain =
-      sy::strategy::switch_to<sy::strategy::all_reduce<>, sy::strategy::all_reduce<>, sy::trigger::after_epochs<2>>;
-  chain switching;
-  CHECK_THROWS_WITH_AS(sy::train::decode_progress(switching, {}, "file.bin"),
-                       doctest::Contains("checkpoint file.bin does not hold this strategy's progress"), sy::data_error);
-  std::vector<std::uint8_t> bytes = sy::train::encode_progress(switching);
-  REQUIRE_FALSE(bytes.empty());
-  sy::strategy::all_reduce<> plain;
-  CHECK_THROWS_WITH_AS(sy::train::decode_progress(plain, bytes, "file.bin"),
-                       doctest::Contains("this strategy keeps none; was it written by a strategy switch?"),
-                       sy::data_error);
-  bytes.push_back(0);
-  CHECK_THROWS_WITH_AS(sy::train::decode_progress(switching, bytes, "file.bin"),
-                       doctest::Contains("holds more strategy progress than this strategy has"), sy::data_error);
 }
 
 TEST_CASE("checkpoint.fingerprint: a model's layers when it describes them; without, name and sizes") {

@@ -11,6 +11,7 @@
 
 #include "switchyard/core/error.hpp"
 #include "switchyard/data/batch.hpp"
+#include "switchyard/data/labelled_dataset.hpp"
 
 namespace switchyard::data {
 
@@ -43,6 +44,8 @@ class dataset {
   [[nodiscard]] std::span<const std::uint8_t> images() const noexcept { return images_; }
   /// All labels, one per image.
   [[nodiscard]] std::span<const std::uint8_t> labels() const noexcept { return labels_; }
+  /// The label of image `index` (unchecked, like `operator[]`).
+  [[nodiscard]] std::uint8_t label(std::size_t index) const noexcept { return labels_[index]; }
   /// The pixels of image `index` (unchecked, like `operator[]`).
   [[nodiscard]] std::span<const std::uint8_t> image(std::size_t index) const noexcept {
     return images().subspan(index * pixels(), pixels());
@@ -123,5 +126,7 @@ inline batch_view dataset::slice(std::size_t first, std::size_t count) const {
   return {images().subspan(first * pixels(), count * pixels()), labels().subspan(first, count),
           rows_, cols_};
 }
+
+static_assert(labelled_dataset<dataset> && sliced_dataset<dataset>);
 
 }  // namespace switchyard::data

@@ -1,6 +1,10 @@
 // Parameter-server data parallelism: S server ranks each own one contiguous shard of the
 // parameters and its optimizer state; workers push each shard's gradient to its server and pull
-// the fresh shard back. How long a worker may run ahead is the Consistency policy.
+// the fresh shard back. How long a worker may run ahead is the Consistency policy. This header
+// holds the protocol and the servers' loop; the pieces it uses live in strategy/parameter_server/:
+// consistency.hpp (the Consistency policies), statistics.hpp (ps_statistics), coordinator.hpp
+// (batch_coordinator: which batch server 0 hands out next) and assembly.hpp
+// (assemble_sharded_state: the whole optimizer state from the servers' shards).
 #pragma once
 
 #include <switchyard/collective/broadcast.hpp>
@@ -8,13 +12,14 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/partition.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
+#include <switchyard/strategy/parameter_server/assembly.hpp>
 #include <switchyard/strategy/parameter_server/consistency.hpp>
+#include <switchyard/strategy/parameter_server/coordinator.hpp>
 #include <switchyard/strategy/parameter_server/statistics.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -97,9 +102,9 @@ class parameter_server {
   /// Server 0, which hands out the batches, stops handing them out once `rule(n)` is true for the
   /// n batches of this part of the epoch handed out so far; the workers finish the ones they hold.
   /// What a `switch_to` with a step trigger installs (asynchronous and bounded consistency only).
-  void stop_when(std::function<bool(std::size_t)> rule) { stop_rule_ = std::move(rule); }
+  void stop_when(std::function<bool(std::size_t)> rule) { coordinator_.stop_when(std::move(rule)); }
   /// On server 0, after the rule stopped this part of the epoch: the batches it handed out.
-  [[nodiscard]] std::optional<std::size_t> stopped_after() const noexcept { return stopped_after_; }
+  [[nodiscard]] std::optional<std::size_t> stopped_after() const noexcept { return coordinator_.stopped_after(); }
 
   /// On a server: applies pushes and answers pulls until every worker said it finished the epoch.
   template <class Transport, class Model, class Optimizer>
@@ -153,12 +158,9 @@ class parameter_server {
   std::size_t workers_ = 0;
   std::size_t arena_ = 0;
   ps_statistics stats_;
-  // Server state, sized once in setup.
-  std::size_t batches_ = 0;               // in this epoch
-  std::size_t next_batch_ = 0;            // server 0: the next batch to hand out
+  batch_coordinator coordinator_;         // server 0: which batch to hand out next
   std::int64_t assignment_ = -1;          // worker: the batch server 0 handed out with its reply
-  std::function<bool(std::size_t)> stop_rule_;   // server 0: when to stop handing out batches
-  std::optional<std::size_t> stopped_after_;     // server 0: batches handed out when it stopped
+  // Server state, sized once in setup.
   std::vector<std::uint64_t> completed_;  // pushes applied per worker this epoch
   std::vector<bool> active_;              // workers that have not finished this epoch
   std::vector<bool> waiting_;             // workers whose reply is held back
@@ -226,13 +228,11 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
 template <class Consistency>
 template <class Transport>
 void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batches) {
-  batches_ = batches;
-  stopped_after_.reset();
+  // Worker w starts the epoch with batch w; the rest are handed out with the replies.
+  coordinator_.begin_epoch(batches, workers_);
   if (worker_index(t)) return;
   std::fill(completed_.begin(), completed_.end(), 0);
   for (std::size_t w = 0; w < workers_; ++w) active_[w] = w < batches;
-  // Worker w starts the epoch with batch w; the rest are handed out with the replies.
-  next_batch_ = std::min(workers_, batches);
 }
 
 template <class Consistency>
@@ -273,9 +273,8 @@ template <class Transport, class Span>
 void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
   t.send(std::span<const typename Span::element_type>(shard_parameters), static_cast<int>(worker), pull_tag);
   if (hands_out_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
-    if (!stopped_after_ && next_batch_ < batches_ && stop_rule_ && stop_rule_(next_batch_)) stopped_after_ = next_batch_;
-    const bool more = !stopped_after_ && next_batch_ < batches_;
-    const std::int64_t assignment = more ? static_cast<std::int64_t>(next_batch_++) : -1;
+    const std::optional<std::size_t> next = coordinator_.next();
+    const std::int64_t assignment = next ? static_cast<std::int64_t>(*next) : -1;
     t.send(std::span<const std::int64_t>(&assignment, 1), static_cast<int>(worker), assign_tag);
   }
 }
@@ -364,25 +363,7 @@ template <class Transport, class Optimizer>
 optim::optimizer_state<typename Optimizer::value_type> parameter_server<Consistency>::assembled_state(
     Transport& t, const Optimizer& optimizer) const {
   using value = typename Optimizer::value_type;
-  const optim::optimizer_state<value> own = optimizer.export_state();
-  const bool serving = !worker_index(t).has_value();
-  const std::size_t mine = serving ? static_cast<std::size_t>(t.rank()) - workers_ : servers_;
-  std::vector<optim::optimizer_state<value>> shards(servers_);
-  for (std::size_t s = 0; s < servers_; ++s) {
-    const block b = shard(s);
-    optim::optimizer_state<value>& piece = shards[s];
-    piece.size = b.size;
-    piece.slots.assign(own.slots.size(), std::vector<value>(b.size));
-    std::array<std::uint64_t, 2> counters{s == mine ? own.step : 0, s == mine ? own.clock : 0};
-    collective::broadcast(t, counters, server_rank(s));
-    piece.step = counters[0];
-    piece.clock = counters[1];
-    for (std::size_t k = 0; k < piece.slots.size(); ++k) {
-      if (s == mine) piece.slots[k] = own.slots[k];
-      collective::broadcast(t, piece.slots[k], server_rank(s));
-    }
-  }
-  return optim::optimizer_state<value>::assemble(shards);
+  return assemble_sharded_state(t, optim::optimizer_state<value>(optimizer.export_state()), arena_, servers_);
 }
 
 template <class Consistency>

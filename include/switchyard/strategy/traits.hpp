@@ -39,7 +39,9 @@
 /// | `stop_when(rule)`, `stopped_after() const` | cannot be stopped inside an epoch by a rule | a stage that hands out batches, so that a `switch_to` can stop it at a step trigger |
 ///
 /// After `setup`, the optimizer's schedule counts `batches_per_update(t)` batches per update
-/// (`set_schedule_stride`, when the optimizer has it), for every strategy.
+/// (`set_schedule_stride`, when the optimizer has it), for every strategy. A query member (the
+/// rows marked `const`) written without `const` or with another return type stops the build with
+/// one sentence naming it, rather than being passed over for the default.
 namespace switchyard::strategy::traits {
 
 /// `strategy`'s own `worker_count(t)`, or every rank of `t`.
@@ -81,6 +83,8 @@ template <class Strategy>
                   "a strategy's replicated() must return bool");
     return static_cast<bool>(strategy.replicated());
   } else {
+    static_assert(!requires(Strategy& s) { s.replicated(); },
+                  "a strategy's replicated() must be a const member function");
     return false;
   }
 }
@@ -94,6 +98,8 @@ template <class Strategy, class Transport>
                   "a strategy's batches_per_update(t) must return a std::size_t");
     return static_cast<std::size_t>(strategy.batches_per_update(t));
   } else {
+    static_assert(!requires(Strategy& s) { s.batches_per_update(t); },
+                  "a strategy's batches_per_update(t) must be a const member function");
     return worker_count(strategy, t);
   }
 }
@@ -106,6 +112,8 @@ template <class Strategy>
                   "a strategy's hands_out_batches() must return bool");
     return static_cast<bool>(strategy.hands_out_batches());
   } else {
+    static_assert(!requires(Strategy& s) { s.hands_out_batches(); },
+                  "a strategy's hands_out_batches() must be a const member function");
     return false;
   }
 }
@@ -170,9 +178,15 @@ template <class Strategy, class Transport, class Optimizer>
 [[nodiscard]] optim::optimizer_state<typename Optimizer::value_type> assembled_state(const Strategy& strategy,
                                                                                     Transport& t,
                                                                                     const Optimizer& o) {
+  using state = optim::optimizer_state<typename Optimizer::value_type>;
   if constexpr (requires { strategy.assembled_state(t, o); }) {
+    static_assert(std::convertible_to<decltype(strategy.assembled_state(t, o)), state>,
+                  "a strategy's assembled_state(t, o) must return the optimizer's "
+                  "optim::optimizer_state<value_type>");
     return strategy.assembled_state(t, o);
   } else {
+    static_assert(!requires(Strategy& s) { s.assembled_state(t, o); },
+                  "a strategy's assembled_state(t, o) must be a const member function");
     return optim::optimizer_state<typename Optimizer::value_type>(o.export_state());
   }
 }
@@ -191,6 +205,8 @@ template <class Strategy>
                   "a strategy's resume_at() must return std::optional<std::size_t>");
     return strategy.resume_at();
   } else {
+    static_assert(!requires(Strategy& s) { s.resume_at(); },
+                  "a strategy's resume_at() must be a const member function");
     return std::nullopt;
   }
 }
@@ -208,17 +224,36 @@ inline constexpr bool stoppable = requires(Strategy& s, const Strategy& cs) {
   { cs.stopped_after() } -> std::same_as<std::optional<std::size_t>>;
 };
 
+// A strategy that declares stop_when or stopped_after declares the pair, each as it must be:
+// otherwise it would silently not be stoppable.
+template <class Strategy>
+constexpr void check_stoppable() {
+  if constexpr (requires(const Strategy& cs) { cs.stopped_after(); }) {
+    static_assert(std::same_as<decltype(std::declval<const Strategy&>().stopped_after()), std::optional<std::size_t>>,
+                  "a strategy's stopped_after() must return std::optional<std::size_t> (empty: not stopped)");
+  } else {
+    static_assert(!requires(Strategy& s) { s.stopped_after(); },
+                  "a strategy's stopped_after() must be a const member function");
+  }
+  static_assert(!requires(Strategy& s) { s.stop_when(std::function<bool(std::size_t)>{}); } ||
+                    requires(const Strategy& cs) { cs.stopped_after(); },
+                "a strategy with stop_when(rule) must also provide stopped_after() const, returning "
+                "std::optional<std::size_t>");
+}
+
 /// The strategy stops handing out batches once `rule(n)` holds for the n batches of this part of
 /// the epoch handed out so far; an empty rule never stops it. Nothing for a strategy that is not
 /// `stoppable`.
 template <class Strategy>
 void stop_when(Strategy& strategy, std::function<bool(std::size_t)> rule) {
+  check_stoppable<Strategy>();
   if constexpr (stoppable<Strategy>) strategy.stop_when(std::move(rule));
 }
 
 /// On the rank that stopped the hand-out: the batches handed out when it stopped.
 template <class Strategy>
 [[nodiscard]] std::optional<std::size_t> stopped_after(const Strategy& strategy) {
+  check_stoppable<Strategy>();
   if constexpr (stoppable<Strategy>) {
     return strategy.stopped_after();
   } else {

@@ -11,7 +11,7 @@
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/data/batch_loader.hpp>
-#include <switchyard/data/dataset.hpp>
+#include <switchyard/data/labelled_dataset.hpp>
 #include <switchyard/data/shard_plan.hpp>
 #include <switchyard/nn/evaluation.hpp>
 #include <switchyard/nn/model.hpp>
@@ -185,8 +185,12 @@ class trainer {
 
   /// Trains for `options.epochs` epochs on `train` and evaluates on `test` after each; collective
   /// over every rank of `t`. Returns the epoch records (the same on every rank).
-  template <class Transport>
-  history fit(Transport& t, std::shared_ptr<const data::dataset> train, const data::dataset& test);
+  /// @tparam TrainData, TestData `data::labelled_dataset`s: `data::dataset` or a type of one's
+  /// own (`size()`, `rows()`, `cols()`, `image(i)`, `label(i)`). Training batches are gathered
+  /// into a `data::basic_batch_loader<TrainData>`; the test set is read in place through its
+  /// `slice(first, count)` when it has one (`data::sliced_dataset`), else gathered likewise.
+  template <class Transport, class TrainData, class TestData>
+  history fit(Transport& t, std::shared_ptr<TrainData> train, const TestData& test);
 
   [[nodiscard]] const Strategy& strategy() const noexcept { return strategy_; }
   /// The strategy value, to restore its progress before `fit` (see `resume_from`).
@@ -206,20 +210,20 @@ class trainer {
     std::string stage;  // the stages of the epoch's parts, joined by '>'
   };
 
-  template <transport::transport Transport>
-  epoch_totals train_epoch(Transport& t, data::batch_loader& loader, std::size_t epoch);
+  template <transport::transport Transport, class Loader>
+  epoch_totals train_epoch(Transport& t, Loader& loader, std::size_t epoch);
   // Trains one part of an epoch (all of it, or what is left after a switch inside it) from its
   // batch `from` on; returns the batches of the plan the part trained, or empty when the stage
   // trained all that was left.
-  template <transport::transport Transport>
-  std::optional<std::size_t> train_part(Transport& t, data::batch_loader& loader, const data::shard_plan& plan,
+  template <transport::transport Transport, class Loader>
+  std::optional<std::size_t> train_part(Transport& t, Loader& loader, const data::shard_plan& plan,
                                         std::size_t from, std::size_t epoch, epoch_totals& totals);
   // The record every rank agrees on: one sum and one max over all ranks.
   template <transport::transport Transport>
   epoch_record agree(Transport& t, std::size_t epoch, const epoch_totals& totals, const nn::evaluation& tested,
                      double train_seconds, double wall_seconds);
-  template <transport::transport Transport>
-  nn::evaluation evaluate(Transport& t, const data::dataset& test);
+  template <transport::transport Transport, class TestData>
+  nn::evaluation evaluate(Transport& t, const TestData& test);
   void print(const epoch_record& e) const;
   // Restores a resumed state into the model, the optimizer and `result`; returns the first epoch.
   std::size_t restore(history& result);
@@ -243,9 +247,9 @@ class trainer {
 // ---------------------------------------------------------------------------------------------
 
 template <class Model, class Optimizer, class Strategy>
-template <class Transport>
-history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<const data::dataset> train,
-                                                 const data::dataset& test) {
+template <class Transport, class TrainData, class TestData>
+history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<TrainData> train,
+                                                 const TestData& test) {
   static_assert(transport::transport<Transport>,
                 "the transport must be a copyable, non-const handle with rank(), size(), send, recv, isend, irecv, "
                 "recv_any, barrier() and split(color, key): see transport/transport.hpp");
@@ -258,6 +262,8 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
                 "strategy/policy.hpp");
   static_assert(strategy::policy<Strategy, Model, Optimizer, Transport>,
                 "the strategy's step(t, m, o) must return strategy::step_outcome or void: see strategy/policy.hpp");
+  using train_data = std::remove_const_t<TrainData>;
+  static_assert(data::check_labelled_dataset<train_data>() && data::check_labelled_dataset<TestData>());
   if (!train) detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": no training data set"));
   const flush_subnormals_scope flush(options_.flush_subnormals);
   history result;
@@ -265,7 +271,8 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
   const double earlier_seconds = resumed_ ? resumed_->wall_seconds : 0.0;
   const std::size_t first_epoch = restore(result);
   strategy::traits::setup(strategy_, t, model_, optimizer_);
-  data::batch_loader loader(train, options_.batch_size);
+  data::basic_batch_loader<train_data> loader(std::shared_ptr<const train_data>(std::move(train)),
+                                             options_.batch_size);
   const auto started = clock::now() - std::chrono::duration_cast<clock::duration>(
                                           std::chrono::duration<double>(earlier_seconds));
   for (std::size_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
@@ -289,11 +296,11 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<c
 }
 
 template <class Model, class Optimizer, class Strategy>
-template <transport::transport Transport>
-auto trainer<Model, Optimizer, Strategy>::train_epoch(Transport& t, data::batch_loader& loader, std::size_t epoch)
+template <transport::transport Transport, class Loader>
+auto trainer<Model, Optimizer, Strategy>::train_epoch(Transport& t, Loader& loader, std::size_t epoch)
     -> epoch_totals {
   // The epoch's batches in order, as one sequence, shuffled from the seed and the epoch.
-  const data::shard_plan plan(loader.data().size(), 1, options_.batch_size, options_.seed, epoch);
+  const data::shard_plan plan(static_cast<std::size_t>(loader.data().size()), 1, options_.batch_size, options_.seed, epoch);
   epoch_totals totals;
   // A switch inside the epoch leaves the rest of the sequence to the next stage, which trains it
   // as the next part of the epoch.
@@ -307,8 +314,8 @@ auto trainer<Model, Optimizer, Strategy>::train_epoch(Transport& t, data::batch_
 }
 
 template <class Model, class Optimizer, class Strategy>
-template <transport::transport Transport>
-std::optional<std::size_t> trainer<Model, Optimizer, Strategy>::train_part(Transport& t, data::batch_loader& loader,
+template <transport::transport Transport, class Loader>
+std::optional<std::size_t> trainer<Model, Optimizer, Strategy>::train_part(Transport& t, Loader& loader,
                                                                           const data::shard_plan& plan,
                                                                           std::size_t from, std::size_t epoch,
                                                                           epoch_totals& totals) {
@@ -318,9 +325,10 @@ std::optional<std::size_t> trainer<Model, Optimizer, Strategy>::train_part(Trans
   const std::string stage = strategy::traits::name(strategy_);
   if (!totals.stage.empty()) totals.stage += '>';
   totals.stage += stage;
-  if (workers * options_.batch_size > loader.data().size()) {
+  const auto examples = static_cast<std::size_t>(loader.data().size());
+  if (workers * options_.batch_size > examples) {
     detail::raise<usage_error>(detail::str("trainer on rank ", t.rank(), ": ", workers, " workers x batch ",
-                                           options_.batch_size, " need more than the ", loader.data().size(),
+                                           options_.batch_size, " need more than the ", examples,
                                            " training examples"));
   }
   const batch_source source(plan.steps() - from, workers, worker, strategy::traits::hands_out_batches(strategy_));
@@ -459,14 +467,28 @@ void trainer<Model, Optimizer, Strategy>::check_step(double loss, std::size_t ep
 }
 
 template <class Model, class Optimizer, class Strategy>
-template <transport::transport Transport>
-nn::evaluation trainer<Model, Optimizer, Strategy>::evaluate(Transport& t, const data::dataset& test) {
+template <transport::transport Transport, class TestData>
+nn::evaluation trainer<Model, Optimizer, Strategy>::evaluate(Transport& t, const TestData& test) {
   // Replicas agree at the end of an epoch, so each rank evaluates its own block of the test set.
-  const block mine =
-      block_of(test.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
+  const block mine = block_of(static_cast<std::size_t>(test.size()), static_cast<std::size_t>(t.size()),
+                              static_cast<std::size_t>(t.rank()));
+  const std::size_t end = mine.offset + mine.size;
   nn::evaluation total;
-  for (std::size_t first = mine.offset; first < mine.offset + mine.size; first += options_.eval_batch_size) {
-    total += model_.evaluate(test.slice(first, std::min(options_.eval_batch_size, mine.offset + mine.size - first)));
+  if constexpr (data::sliced_dataset<TestData>) {
+    for (std::size_t first = mine.offset; first < end; first += options_.eval_batch_size) {
+      total += model_.evaluate(test.slice(first, std::min(options_.eval_batch_size, end - first)));
+    }
+  } else {
+    // Gathered batch by batch into one buffer; the loader borrows `test` (no owner to share).
+    data::basic_batch_loader<TestData> loader(std::shared_ptr<const TestData>(std::shared_ptr<const TestData>(), &test),
+                                              options_.eval_batch_size);
+    std::vector<std::size_t> indices;
+    indices.reserve(options_.eval_batch_size);
+    for (std::size_t first = mine.offset; first < end; first += options_.eval_batch_size) {
+      indices.clear();
+      for (std::size_t i = first; i < std::min(first + options_.eval_batch_size, end); ++i) indices.push_back(i);
+      total += model_.evaluate(loader.gather(indices));
+    }
   }
   return total;
 }

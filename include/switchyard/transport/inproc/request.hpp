@@ -154,6 +154,7 @@ inline bool inproc_request::cancel() noexcept {
 }
 
 inline void inproc_request::wait() {
+  if (op_ == nullptr) return;  // default-constructed or moved from: complete
   try {
     detail::wait_until(*group_, rank_, [this] { return finished(); }, [this] { return describe(); });
   } catch (...) {

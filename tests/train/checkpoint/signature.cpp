@@ -1,0 +1,71 @@
+// train/checkpoint/signature.hpp: the names of a strategy's stages in order, which a checkpoint
+// must match before the strategy's progress is decoded from it.
+#include <switchyard/train/checkpoint/signature.hpp>
+
+#include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/alternate.hpp>
+#include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/switch_to.hpp>
+#include <switchyard/trigger/after_epochs.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <string_view>
+
+namespace sy = switchyard;
+
+namespace {
+
+using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
+
+// A user's strategy names itself and has no stages (examples/custom_policy.cpp's local SGD).
+struct local_sgd {
+  [[nodiscard]] std::string_view name() const noexcept { return "localsgd"; }
+};
+
+// A user's chain of stages, not a switch_to: first() and second() are all the signature reads.
+template <class First, class Second>
+struct user_chain {
+  First a;
+  Second b;
+  [[nodiscard]] const First& first() const { return a; }
+  [[nodiscard]] const Second& second() const { return b; }
+};
+
+struct named {
+  std::string text;
+  [[nodiscard]] std::string name() const { return text; }  // a temporary, copied before it goes
+};
+
+}  // namespace
+
+TEST_CASE("checkpoint.signature.user: a user's stages through first() and second(), whatever name() returns") {
+  CHECK(sy::train::strategy_signature(named{"mine"}) == "mine");
+  const user_chain<named, local_sgd> two{{"a"}, {}};
+  CHECK(sy::train::strategy_signature(two) == "a>localsgd");
+  const user_chain<user_chain<named, named>, user_chain<named, named>> both{{{"a"}, {"b"}}, {{"c"}, {"d"}}};
+  CHECK(sy::train::strategy_signature(both) == "(a>b)>c>d");
+}
+
+TEST_CASE("checkpoint.signature: a strategy's stages in order, nested chains in parentheses") {
+  using ar = sy::strategy::all_reduce<>;
+  using epochs_1 = sy::trigger::after_epochs<1>;
+  CHECK(sy::train::strategy_signature(ar{}) == "allreduce");
+  CHECK(sy::train::strategy_signature(sync_ps{1}) == "ps");
+  using ps_then_ar = sy::strategy::switch_to<sync_ps, ar, epochs_1>;
+  const ps_then_ar two{sync_ps{1}, ar{}, {}};
+  CHECK(sy::train::strategy_signature(two) == "ps>allreduce");
+  const sy::strategy::switch_to<sync_ps, sy::strategy::switch_to<ar, sync_ps, epochs_1>, epochs_1> three{
+      sync_ps{1}, {ar{}, sync_ps{1}, {}}, {}};
+  CHECK(sy::train::strategy_signature(three) == "ps>allreduce>ps");
+  // The same stages nested in the first stage keep their progress in the same bytes.
+  const sy::strategy::switch_to<ps_then_ar, sync_ps, epochs_1> nested_first{two, sync_ps{1}, {}};
+  CHECK(sy::train::strategy_signature(nested_first) == "(ps>allreduce)>ps");
+  // An alternate keeps its progress in another layout again: its own mark.
+  const sy::strategy::alternate<ar, sync_ps, epochs_1, epochs_1> both_ways{ar{}, sync_ps{1}, {}, {}};
+  CHECK(sy::train::strategy_signature(both_ways) == "(allreduce<>ps)");
+  CHECK(sy::train::strategy_signature(local_sgd{}) == "localsgd");
+  CHECK(sy::train::strategy_signature(sy::strategy::switch_to<local_sgd, ar, epochs_1>{}) == "localsgd>allreduce");
+}
+
