@@ -57,7 +57,8 @@ with tempfile.TemporaryDirectory() as work:
         assert r["bytes_sent"] > 0, r
         asynchronous = r["strategy"] != "allreduce"
         assert (r["server_busy_fraction"] > 0) == asynchronous, r
-        assert (r["mean_staleness"] > 0) == asynchronous and r["max_staleness"] >= r["mean_staleness"], r
+        # Workers in step with each other lead the slowest by nothing: the staleness may be 0.
+        assert r["max_staleness"] >= r["mean_staleness"] >= 0 and (asynchronous or r["max_staleness"] == 0), r
     rows = list(csv.DictReader(open(runs_csv)))
     stages = {(row["strategy"], int(row["epoch"])): row["stage"] for row in rows}
     assert len(rows) == 4 * epochs, rows

@@ -15,7 +15,6 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -53,7 +52,7 @@ struct alternation {
 /// @tparam A the first stage and @tparam B the other, strategies; @tparam ToB, @tparam ToA
 /// `trigger::trigger`s: when to leave A, and when to leave B.
 template <class A, class B, class ToB, class ToA>
-class alternate {
+class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
   static_assert(requires(const A& s) {
     { s.name() } -> std::convertible_to<std::string_view>;
   }, "the first stage of alternate must provide name() const, returning its name as something convertible to "
@@ -83,11 +82,6 @@ class alternate {
   /// Every switch so far, in order.
   [[nodiscard]] const std::vector<alternation>& switches() const noexcept { return switches_; }
 
-  /// The active stage's name.
-  [[nodiscard]] std::string name() const {
-    return active([](const auto& s) { return traits::name(s); });
-  }
-
   /// Sets up the active stage: `A`, or, in a run resumed from a checkpoint, the one it was in.
   template <class Transport, class Model, class Optimizer>
   void setup(Transport& t, Model& m, Optimizer& o) {
@@ -100,25 +94,6 @@ class alternate {
     active([&](auto& s) { traits::setup(s, t, m, o); });
   }
 
-  [[nodiscard]] bool replicated() const {
-    return active([](const auto& s) { return traits::replicated(s); });
-  }
-  template <class Transport>
-  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
-    return active([&](const auto& s) { return traits::worker_count(s, t); });
-  }
-  template <class Transport>
-  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
-    return active([&](const auto& s) { return traits::worker_index(s, t); });
-  }
-  template <class Transport>
-  [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
-    return active([&](const auto& s) { return traits::batches_per_update(s, t); });
-  }
-  [[nodiscard]] bool hands_out_batches() const {
-    return active([](const auto& s) { return traits::hands_out_batches(s); });
-  }
-
   template <class Transport>
   void begin_epoch(Transport& t, std::size_t batches) {
     active([&](auto& s) { traits::begin_epoch(s, t, batches); });
@@ -126,13 +101,8 @@ class alternate {
 
   template <class Transport, class Model, class Optimizer>
   step_outcome step(Transport& t, Model& m, Optimizer& o) {
-    const collective::stage_scope stage{name()};  // names the stage in checked collectives' reports
+    const collective::stage_scope stage{this->name()};  // names the stage in checked collectives' reports
     return active([&](auto& s) { return traits::step(s, t, m, o); });
-  }
-
-  template <class Transport, class Model, class Optimizer>
-  void serve(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { traits::serve(s, t, m, o); });
   }
 
   template <class Transport, class Model, class Optimizer>
@@ -154,23 +124,7 @@ class alternate {
       leave_b_ = to_a_;
     }
     in_b_ = !in_b_;
-    switches_.push_back({record.epoch, name()});
-  }
-
-  template <class Transport, class Model, class Optimizer>
-  void hand_over(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { traits::hand_over(s, t, m, o); });
-  }
-
-  template <class Transport, class Optimizer>
-  [[nodiscard]] optim::optimizer_state<typename Optimizer::value_type> assembled_state(Transport& t,
-                                                                                      const Optimizer& o) const {
-    return active([&](const auto& s) { return traits::assembled_state(s, t, o); });
-  }
-
-  template <class Transport, class Model, class Optimizer>
-  void finish(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { traits::finish(s, t, m, o); });
+    switches_.push_back({record.epoch, this->name()});
   }
 
   /// Checkpoints: the active stage, every switch so far, both triggers' state, then each stage's
@@ -200,6 +154,8 @@ class alternate {
   }
 
  private:
+  friend class detail::forwards_to_active<alternate>;
+
   template <class F>
   decltype(auto) active(F&& f) {
     return in_b_ ? std::forward<F>(f)(b_) : std::forward<F>(f)(a_);

@@ -86,6 +86,59 @@ double switch_batch_ratio(const From& from, const To& to, const Transport& t, co
   return static_cast<double>(traits::batches_per_update(to, t)) / static_cast<double>(traits::batches_per_update(from, t));
 }
 
+// The members a strategy of stages forwards to its active stage, shared by switch_to and
+// alternate: Derived provides active(f), const and not, which calls f with the active stage.
+template <class Derived>
+class forwards_to_active {
+ public:
+  /// The active stage's name (a copy: a stage's `name()` may return a temporary string).
+  [[nodiscard]] std::string name() const {
+    return self().active([](const auto& s) { return traits::name(s); });
+  }
+  /// Whether the active stage keeps replicas identical (`traits::replicated`).
+  [[nodiscard]] bool replicated() const {
+    return self().active([](const auto& s) { return traits::replicated(s); });
+  }
+  template <class Transport>
+  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
+    return self().active([&](const auto& s) { return traits::worker_count(s, t); });
+  }
+  template <class Transport>
+  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
+    return self().active([&](const auto& s) { return traits::worker_index(s, t); });
+  }
+  template <class Transport>
+  [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
+    return self().active([&](const auto& s) { return traits::batches_per_update(s, t); });
+  }
+  [[nodiscard]] bool hands_out_batches() const {
+    return self().active([](const auto& s) { return traits::hands_out_batches(s); });
+  }
+  template <class Transport, class Model, class Optimizer>
+  void serve(Transport& t, Model& m, Optimizer& o) {
+    self().active([&](auto& s) { traits::serve(s, t, m, o); });
+  }
+  template <class Transport, class Model, class Optimizer>
+  void hand_over(Transport& t, Model& m, Optimizer& o) {
+    self().active([&](auto& s) { traits::hand_over(s, t, m, o); });
+  }
+  /// Collective: the whole optimizer state, from the active stage when it shards it (a parameter
+  /// server), else this rank's.
+  template <class Transport, class Optimizer>
+  [[nodiscard]] optim::optimizer_state<typename Optimizer::value_type> assembled_state(Transport& t,
+                                                                                      const Optimizer& o) const {
+    return self().active([&](const auto& s) { return traits::assembled_state(s, t, o); });
+  }
+  template <class Transport, class Model, class Optimizer>
+  void finish(Transport& t, Model& m, Optimizer& o) {
+    self().active([&](auto& s) { traits::finish(s, t, m, o); });
+  }
+
+ private:
+  const Derived& self() const { return static_cast<const Derived&>(*this); }
+  Derived& self() { return static_cast<Derived&>(*this); }
+};
+
 }  // namespace detail
 
 template <class First, class Second, class Trigger>
@@ -119,7 +172,7 @@ inline constexpr bool is_switch_to<switch_to<First, Second, Trigger>> = true;
 /// @endcode
 /// @tparam First, Second strategies; @tparam Trigger a `trigger::trigger`.
 template <class First, class Second, class Trigger>
-class switch_to {
+class switch_to : public detail::forwards_to_active<switch_to<First, Second, Trigger>> {
   static_assert(requires(const First& s) {
     { s.name() } -> std::convertible_to<std::string_view>;
   }, "the first stage of switch_to must provide name() const, returning its name as something convertible to "
@@ -156,41 +209,12 @@ class switch_to {
     return switched() ? std::optional<std::uint64_t>(trained_) : std::nullopt;
   }
 
-  /// The active stage's name (a copy: a stage's `name()` may return a temporary string).
-  [[nodiscard]] std::string name() const {
-    return active([](const auto& s) { return traits::name(s); });
-  }
-
   /// Sets up the active stage: the first, or, in a run resumed from a checkpoint taken after the
   /// switch, the second.
   template <class Transport, class Model, class Optimizer>
   void setup(Transport& t, Model& m, Optimizer& o) {
     check_stages<Transport, Model, Optimizer>();
     active([&](auto& s) { traits::setup(s, t, m, o); });
-  }
-
-  /// Whether the active stage keeps replicas identical (`traits::replicated`).
-  [[nodiscard]] bool replicated() const {
-    return active([](const auto& s) { return traits::replicated(s); });
-  }
-
-  template <class Transport>
-  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
-    return active([&](const auto& s) { return traits::worker_count(s, t); });
-  }
-
-  template <class Transport>
-  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
-    return active([&](const auto& s) { return traits::worker_index(s, t); });
-  }
-
-  template <class Transport>
-  [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
-    return active([&](const auto& s) { return traits::batches_per_update(s, t); });
-  }
-
-  [[nodiscard]] bool hands_out_batches() const {
-    return active([](const auto& s) { return traits::hands_out_batches(s); });
   }
 
   template <class Transport>
@@ -213,7 +237,7 @@ class switch_to {
 
   template <class Transport, class Model, class Optimizer>
   step_outcome step(Transport& t, Model& m, Optimizer& o) {
-    const collective::stage_scope stage{name()};  // names the stage in checked collectives' reports
+    const collective::stage_scope stage{this->name()};  // names the stage in checked collectives' reports
     if (switched()) return traits::step(second_, t, m, o);
     step_outcome outcome = traits::step(first_, t, m, o);
     if constexpr (trigger::within_epoch<Trigger>) {
@@ -228,11 +252,6 @@ class switch_to {
       }
     }
     return outcome;
-  }
-
-  template <class Transport, class Model, class Optimizer>
-  void serve(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { traits::serve(s, t, m, o); });
   }
 
   template <class Transport, class Model, class Optimizer>
@@ -288,19 +307,6 @@ class switch_to {
     if (static_cast<bool>(trigger_.fire(record)) || pending) switch_now(t, m, o);
   }
 
-  template <class Transport, class Model, class Optimizer>
-  void hand_over(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { traits::hand_over(s, t, m, o); });
-  }
-
-  /// Collective: the whole optimizer state, from the active stage when it shards it (a parameter
-  /// server), else this rank's.
-  template <class Transport, class Optimizer>
-  [[nodiscard]] optim::optimizer_state<typename Optimizer::value_type> assembled_state(Transport& t,
-                                                                                      const Optimizer& o) const {
-    return active([&](const auto& s) { return traits::assembled_state(s, t, o); });
-  }
-
   /// Checkpoints, Boost.Serialization style (the same member saves and loads): whether and where
   /// the switch happened, the trigger's state, then each stage's own progress (nested switches).
   /// The epoch-internal counters are not saved: checkpoints are taken between epochs.
@@ -326,12 +332,8 @@ class switch_to {
     traits::serialize_progress(second_, archive);
   }
 
-  template <class Transport, class Model, class Optimizer>
-  void finish(Transport& t, Model& m, Optimizer& o) {
-    active([&](auto& s) { traits::finish(s, t, m, o); });
-  }
-
  private:
+  friend class detail::forwards_to_active<switch_to>;
   template <class, class, class>
   friend class switch_to;  // a switch sets the epoch count of a switch nested in its second slot
 
