@@ -218,7 +218,8 @@ class trainer {
   template <transport::transport Transport, class Loader>
   std::optional<std::size_t> train_part(Transport& t, Loader& loader, const data::shard_plan& plan,
                                         std::size_t from, std::size_t epoch, epoch_totals& totals);
-  // The record every rank agrees on: one sum and one max over all ranks.
+  // The record every rank agrees on: one sum and one max over all ranks, and an all-gather of each
+  // rank's compute and exchange seconds and steps for the time breakdown.
   template <transport::transport Transport>
   epoch_record agree(Transport& t, std::size_t epoch, const epoch_totals& totals, const nn::evaluation& tested,
                      double train_seconds, double wall_seconds);
