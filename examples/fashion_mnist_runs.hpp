@@ -89,6 +89,7 @@ struct config {
   double calm_ratio = 1.2;
   std::size_t straggler_window = 2;
   std::size_t straggler_dwell = 2;
+  std::size_t straggler_every = 0;  // steps per sample; 0: one observation per epoch
 };
 
 // --straggler RANK:FACTOR: that worker sleeps (FACTOR - 1) times its own compute time each step.
@@ -172,19 +173,16 @@ const sy::strategy::ps_statistics* ps_statistics_of(const Strategy& strategy) {
   }
 }
 
-// "after epoch 4 to ps: straggler ratio 3.02 > 1.5 for 2 epochs" for each switch of an alternate.
+// "after epoch 4 to ps: straggler ratio 3.02 > 1.5 for 2 epochs", or "in epoch 3 after batch 120
+// to ps: ..." for a switch inside an epoch, for each switch of an alternate.
 template <class Strategy>
-std::vector<std::string> describe_switches(const Strategy& strategy, const sy::train::history& h, const config& c) {
+std::vector<std::string> describe_switches(const Strategy& strategy) {
   std::vector<std::string> lines;
   if constexpr (requires { strategy.switches(); }) {
     for (const sy::strategy::alternation& s : strategy.switches()) {
-      const bool to_async = s.to != "allreduce";
-      const double ratio = s.after_epoch >= 1 && s.after_epoch <= h.epochs.size()
-                               ? sy::trigger::straggler_ratio(h.epochs[s.after_epoch - 1])
-                               : 1.0;
-      lines.push_back(fmt::format("after epoch {} to {}: straggler ratio {:.2f} {} {} for {} epochs", s.after_epoch,
-                                  s.to, ratio, to_async ? ">" : "<", to_async ? c.straggler_ratio : c.calm_ratio,
-                                  c.straggler_window));
+      const std::string when = s.at_batch ? fmt::format("in epoch {} after batch {}", s.after_epoch + 1, *s.at_batch)
+                                          : fmt::format("after epoch {}", s.after_epoch);
+      lines.push_back(fmt::format("{} to {}: {}", when, s.to, s.reason));
     }
   }
   return lines;
@@ -193,7 +191,7 @@ std::vector<std::string> describe_switches(const Strategy& strategy, const sy::t
 template <class Transport, class Strategy>
 run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history, const config& c) {
   run_result result{std::move(history)};
-  result.switches = describe_switches(strategy, result.history, c);
+  result.switches = describe_switches(strategy);
   // The same strategy type on every rank: all or none take part in these collectives.
   if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
     const sy::strategy::ps_statistics& s = *found;
@@ -340,9 +338,9 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   options.rescale_for_batch = c.switch_rescale == "batch";
   if (c.strategy == "adaptive") {
     const sy::trigger::straggler_detected detect{
-        .ratio = c.straggler_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell};
+        .ratio = c.straggler_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell, .every = c.straggler_every};
     const sy::trigger::stragglers_gone calm{
-        .ratio = c.calm_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell};
+        .ratio = c.calm_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell, .every = c.straggler_every};
     return with_parameter_server(c, [&](auto ps) {
       return train_model(t, model, sy::strategy::alternate{all_reduce, ps, detect, calm, options}, c, data);
     });
@@ -462,11 +460,18 @@ inline void add_training_options(CLI::App& app, config& c) {
                  "Adaptive: come back to all-reduce when that ratio is below this (at most --straggler-ratio)")
       ->check(CLI::Range(1.0, 1e9))
       ->capture_default_str();
-  app.add_option("--straggler-window", c.straggler_window, "Adaptive: epochs in a row each ratio must hold")
+  app.add_option("--straggler-window", c.straggler_window,
+                 "Adaptive: observations (epochs, or samples with --straggler-every) in a row each ratio must hold")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--straggler-dwell", c.straggler_dwell, "Adaptive: epochs a stage trains at least before it is left")
+  app.add_option("--straggler-dwell", c.straggler_dwell,
+                 "Adaptive: observations a stage makes at least before it is left")
       ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--straggler-every", c.straggler_every,
+                 "Adaptive: sample the workers' step times every this many steps of each and switch inside the "
+                 "epoch (0: decide once per epoch)")
+      ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   app.add_flag("--resume", c.resume,
                "Continue from DIR/checkpoint.bin of --checkpoint DIR (the other options as in the run it continues)");

@@ -48,13 +48,13 @@ struct strategy {
 #elif defined(QUERY_ASSEMBLED_STATE_TYPE)
   std::vector<float> assembled_state(transport&, const plain_optimizer&) const { return {}; }
 #elif defined(QUERY_STOPPED_AFTER_NONCONST)
-  void stop_when(std::function<bool(std::size_t)>) {}
+  void stop_when(sy::strategy::stop_rule) {}
   std::optional<std::size_t> stopped_after() { return std::nullopt; }
 #elif defined(QUERY_STOPPED_AFTER_TYPE)
-  void stop_when(std::function<bool(std::size_t)>) {}
+  void stop_when(sy::strategy::stop_rule) {}
   bool stopped_after() const { return false; }
 #elif defined(QUERY_STOPPED_AFTER_MISSING)
-  void stop_when(std::function<bool(std::size_t)>) {}
+  void stop_when(sy::strategy::stop_rule) {}
 #else
 #error "define one QUERY_* case"
 #endif

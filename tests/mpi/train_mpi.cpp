@@ -2,10 +2,12 @@
 // of one in-process rank trained on batches of W * B, and all processes agree to the last bit.
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/alternate.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
 #include <switchyard/trigger/after_steps.hpp>
+#include <switchyard/trigger/straggler.hpp>
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/transport/mpi.hpp>
@@ -16,11 +18,14 @@
 #include "../collective/scenarios.hpp"
 #include "../train/fixtures.hpp"
 #include "../train/flush_recorders.hpp"
+#include "../train/paced_mlp.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -242,3 +247,43 @@ TEST_CASE("mpi.train.flush_subnormals: steps, the servers' loop and evaluation r
   }
 }
 
+
+TEST_CASE("mpi.train.alternate.sampled: a straggler seen every few steps sends every process to the server and "
+          "back after the same batches") {
+  sy::transport::mpi t;
+  if (t.size() < 3) return;  // two workers at least under the server, and three under all-reduce
+  using ar = sy::strategy::all_reduce<>;
+  using ps = sy::strategy::parameter_server<>;
+  const sy::strategy::alternate adaptive{
+      ar{}, ps{1}, sy::trigger::straggler_detected{.ratio = 2.5, .window = 2, .dwell = 2, .every = 3},
+      sy::trigger::stragglers_gone{.ratio = 1.5, .window = 2, .dwell = 2, .every = 3}};
+  const auto data = fixtures::quadrants(480, 7);
+  using std::chrono::milliseconds;
+  fixtures::paced_mlp model{milliseconds(3)};
+  sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+  sy::train::trainer_options options;
+  options.epochs = 6;
+  options.batch_size = 8;
+  sy::train::trainer trainer{model, optimizer, adaptive, options};
+  // Rank 1, a worker under either stage, computes 15 ms a pass during its passes 20 to 49 (from
+  // epoch 2 on), 3 ms otherwise.
+  std::size_t passes = 0;
+  trainer.on_step([&](const sy::train::step_record&) {
+    ++passes;
+    model.delay = t.rank() == 1 && passes >= 20 && passes < 50 ? milliseconds(15) : milliseconds(3);
+  });
+  const sy::train::history h = trainer.fit(t, data, *data);
+  const auto& switches = trainer.strategy().switches();
+  REQUIRE(switches.size() == 2);
+  CHECK(switches[0].to == "ps");
+  CHECK(switches[1].to == "allreduce");
+  CHECK(switches[0].after_epoch >= 1);
+  CHECK(h.epochs.back().stage.ends_with("allreduce"));
+  // Every process switched after the same batches, and ends with the same bits.
+  std::uint64_t where = 0;
+  for (const auto& s : switches) where = where * 1000003 + s.after_epoch * 1009 + s.at_batch.value_or(1008);
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
+  sy::collective::allgather(t, std::vector<std::uint64_t>{where}, all);
+  for (std::uint64_t w : all) CHECK(w == all[0]);
+  check_identical_everywhere(t, {model.parameters().begin(), model.parameters().end()});
+}

@@ -7,6 +7,7 @@
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
+#include <switchyard/trigger/after_steps.hpp>
 #include <switchyard/trigger/straggler.hpp>
 
 #include "../train/fixtures.hpp"
@@ -141,5 +142,131 @@ TEST_CASE("alternate.triggers: each stage starts with a fresh copy of its trigge
   });
   for (const auto& stages : runs) {
     CHECK(stages == std::vector<std::string>{"allreduce", "ps", "ps", "allreduce", "ps", "ps"});
+  }
+}
+
+TEST_CASE("alternate.within_epoch: step triggers switch inside epochs, both ways, at the same batch on every rank") {
+  // 3 ranks, 60 batches an epoch: all-reduce (3 workers) for 24 batches, then the parameter
+  // server (2 workers, 1 server) for 30, then all-reduce again, and so on, each stage counting its
+  // batches from its start across epochs. Collectives are checked: every return to all-reduce
+  // verifies identical replicas.
+  using toggling = strategy::alternate<ar, ps, trigger::after_steps<>, trigger::after_steps<>>;
+  const toggling prototype{ar{}, ps{1}, trigger::after_steps{24}, trigger::after_steps{30}};
+  const auto data = fixtures::quadrants(480, 7);
+  sy::transport::inproc_options world;
+  world.check_collectives = true;
+  const auto runs = sy::transport::run_inproc(
+      3,
+      [&](sy::transport::inproc& t) {
+        sy::nn::mlp model{11, {8, 8, 1}, 4};
+        sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+        sy::train::trainer_options options;
+        options.epochs = 3;
+        options.batch_size = 8;
+        sy::train::trainer trainer{model, optimizer, prototype, options};
+        outcome result;
+        std::size_t steps = 0;
+        for (const auto& e : trainer.fit(t, data, *data).epochs) {
+          result.stages.push_back(e.stage);
+          steps += e.steps;
+        }
+        CHECK(steps == 3 * 60);  // every batch of every epoch trained once
+        result.switches = trainer.strategy().switches();
+        result.parameters.assign(model.parameters().begin(), model.parameters().end());
+        return result;
+      },
+      world);
+  for (const outcome& r : runs) {
+    CHECK(r.stages == std::vector<std::string>(3, "allreduce>ps>allreduce"));
+    // Epoch 1: 24 + 30, 6 left; epoch 2: 18 more to 24, then 30, 12 left; epoch 3: 12, 30, 18.
+    const std::vector<std::pair<std::size_t, std::size_t>> expected{{0, 24}, {0, 54}, {1, 18}, {1, 48}, {2, 12}, {2, 42}};
+    REQUIRE(r.switches.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CAPTURE(i);
+      CHECK(r.switches[i].after_epoch == expected[i].first);
+      CHECK(r.switches[i].at_batch == expected[i].second);
+      CHECK(r.switches[i].to == (i % 2 == 0 ? "ps" : "allreduce"));
+    }
+    CHECK(r.parameters == runs[0].parameters);
+  }
+}
+
+namespace {
+
+// Trains over 4 in-process ranks for `epochs` epochs, 60 batches each; rank 2 computes 15 ms a
+// pass during its passes [slow_from, slow_to) and 3 ms otherwise, as every other rank does.
+template <class Policy>
+std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs, std::size_t slow_from,
+                                    std::size_t slow_to) {
+  const auto data = fixtures::quadrants(480, 7);
+  sy::transport::inproc_options world;
+  world.check_collectives = true;
+  return sy::transport::run_inproc(
+      4,
+      [&](sy::transport::inproc& t) {
+        using std::chrono::milliseconds;
+        fixtures::paced_mlp model{milliseconds(3)};
+        sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+        sy::train::trainer_options options;
+        options.epochs = epochs;
+        options.batch_size = 8;
+        sy::train::trainer trainer{model, optimizer, prototype, options};
+        std::size_t passes = 0;
+        const auto pace = [&] {
+          const bool slow = t.rank() == 2 && passes >= slow_from && passes < slow_to;
+          model.delay = slow ? milliseconds(15) : milliseconds(3);
+        };
+        pace();
+        trainer.on_step([&](const sy::train::step_record&) {
+          ++passes;
+          pace();
+        });
+        outcome result;
+        for (const auto& e : trainer.fit(t, data, *data).epochs) result.stages.push_back(e.stage);
+        result.switches = trainer.strategy().switches();
+        result.parameters.assign(model.parameters().begin(), model.parameters().end());
+        return result;
+      },
+      world);
+}
+
+}  // namespace
+
+TEST_CASE("alternate.sampled: a straggler seen every few steps switches inside the epoch, and back when it goes" *
+          doctest::timeout(240)) {
+  // Samples every 3 steps; rank 2 lags 5x from its 20th pass (epoch 2) to its 50th. The switch to
+  // the server comes a few samples after the lag starts, and the one back a few after it ends,
+  // each inside an epoch (or at its end), on every rank after the same batch and with the same
+  // reason; the run ends under all-reduce with identical replicas.
+  const adaptive sampled{ar{}, ps{1}, trigger::straggler_detected{.ratio = 2.5, .window = 2, .dwell = 2, .every = 3},
+                         trigger::stragglers_gone{.ratio = 1.5, .window = 2, .dwell = 2, .every = 3}};
+  const auto runs = train_by_steps(sampled, 6, 20, 50);
+  for (const outcome& r : runs) {
+    REQUIRE(r.switches.size() == 2);
+    CHECK(r.switches[0].to == "ps");
+    CHECK(r.switches[1].to == "allreduce");
+    CHECK(r.switches[0].reason.find("straggler ratio") == 0);
+    CHECK(r.switches[0].reason.find("> 2.5 for 2 samples") != std::string::npos);
+    CHECK(r.switches[1].reason.find("< 1.5 for 2 samples") != std::string::npos);
+    // The lag starts at pass 20, in epoch 2 (15 steps an epoch under all-reduce): detected there.
+    CHECK(r.switches[0].after_epoch == 1);
+    CHECK(r.stages[1].find("allreduce>ps") == 0);
+    CHECK(r.stages.back().ends_with("allreduce"));
+    for (std::size_t i = 0; i < r.switches.size(); ++i) {
+      CHECK(r.switches[i].reason == runs[0].switches[i].reason);
+      CHECK(r.switches[i].after_epoch == runs[0].switches[i].after_epoch);
+      CHECK(r.switches[i].at_batch == runs[0].switches[i].at_batch);
+    }
+    CHECK(r.stages == runs[0].stages);
+    CHECK(r.parameters == runs[0].parameters);
+  }
+}
+
+TEST_CASE("alternate.sampled_steady: sampling without a straggler never leaves all-reduce" * doctest::timeout(180)) {
+  const adaptive sampled{ar{}, ps{1}, trigger::straggler_detected{.ratio = 2.5, .every = 3},
+                         trigger::stragglers_gone{.ratio = 1.5, .every = 3}};
+  for (const outcome& r : train_by_steps(sampled, 3, 0, 0)) {
+    CHECK(r.stages == std::vector<std::string>(3, "allreduce"));
+    CHECK(r.switches.empty());
   }
 }

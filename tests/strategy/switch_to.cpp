@@ -555,8 +555,8 @@ TEST_CASE("switch_to.two_members: a strategy of name() and step() alone trains u
 TEST_CASE("switch_to.stop_when: a copy of the switch made inside an epoch decides on its own state") {
   // The predicate the first stage holds must not point back into the switch it came from.
   struct recording_stage : independent_replicas {
-    std::function<bool(std::size_t)> stop;
-    void stop_when(std::function<bool(std::size_t)> f) { stop = std::move(f); }
+    strategy::stop_rule stop;
+    void stop_when(strategy::stop_rule f) { stop = std::move(f); }
     [[nodiscard]] std::optional<std::size_t> stopped_after() const { return std::nullopt; }
   };
   sy::transport::run_inproc(1, [](sy::transport::inproc& t) {
@@ -565,9 +565,9 @@ TEST_CASE("switch_to.stop_when: a copy of the switch made inside an epoch decide
     original->begin_epoch(t, 60);
     const auto copy = *original;
     original.reset();  // a predicate that reached back into it would now read freed memory
-    REQUIRE(copy.first().stop);
-    CHECK_FALSE(copy.first().stop(9));
-    CHECK(copy.first().stop(10));
+    REQUIRE(copy.first().stop.fire);
+    CHECK_FALSE(copy.first().stop.fire({9}));
+    CHECK(copy.first().stop.fire({10}));
   });
 }
 

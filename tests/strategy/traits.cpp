@@ -57,8 +57,8 @@ struct replicated_two : two_members {
 };
 
 struct stoppable_stage : two_members {
-  std::function<bool(std::size_t)> rule;
-  void stop_when(std::function<bool(std::size_t)> r) { rule = std::move(r); }
+  sy::strategy::stop_rule rule;
+  void stop_when(sy::strategy::stop_rule r) { rule = std::move(r); }
   std::optional<std::size_t> stopped_after() const { return 3; }
 };
 
@@ -100,9 +100,10 @@ TEST_CASE("traits.flags: not replicated, no batches handed out, nothing to resum
   CHECK_FALSE(traits::resume_at(two_members{}).has_value());
   CHECK_FALSE(traits::stopped_after(two_members{}).has_value());
   stoppable_stage s;
-  traits::stop_when(s, [](std::size_t n) { return n >= 2; });
-  REQUIRE(s.rule);
-  CHECK(s.rule(2));
+  traits::stop_when(s, {[](const sy::trigger::progress& p) { return p.batches >= 2; }, 5});
+  REQUIRE(s.rule.fire);
+  CHECK(s.rule.fire({2}));
+  CHECK(s.rule.sample_every == 5);
   CHECK(traits::stopped_after(s) == 3u);
   CHECK(traits::name(two_members{}) == "two");
 }

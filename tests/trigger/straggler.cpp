@@ -18,6 +18,7 @@ using sy::trigger::straggler_detected;
 using sy::trigger::stragglers_gone;
 
 static_assert(sy::trigger::trigger<straggler_detected> && sy::trigger::trigger<stragglers_gone>);
+static_assert(sy::trigger::samples_steps<straggler_detected> && sy::trigger::samples_steps<stragglers_gone>);
 
 namespace {
 
@@ -28,6 +29,21 @@ sy::train::epoch_record timed(std::size_t epoch, double ratio, double median = 0
   r.median_step_compute_seconds = median;
   r.slowest_step_compute_seconds = ratio * median;
   return r;
+}
+
+// A step inside an epoch with a sample whose slowest worker takes `ratio` times the median's 10 ms.
+sy::trigger::progress sampled_at(double ratio) { return {0, sy::trigger::step_sample{ratio * 0.010, 0.010}}; }
+
+// The samples (counted from 1) at which `t` fires over `ratios`, with a step without a sample
+// between every two.
+template <class Trigger>
+std::vector<std::size_t> sample_firings(Trigger t, const std::vector<double>& ratios) {
+  std::vector<std::size_t> fired;
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    CHECK_FALSE(t.fire_at(sy::trigger::progress{i}));  // no sample: not an observation
+    if (t.fire_at(sampled_at(ratios[i]))) fired.push_back(i + 1);
+  }
+  return fired;
 }
 
 // A trace of straggler ratios, one per epoch from epoch 1.
@@ -165,13 +181,16 @@ TEST_CASE("straggler triggers: the dwell holds a stage for its first epochs") {
 TEST_CASE("straggler triggers: a bad ratio or window is refused with what was given") {
   straggler_detected below{.ratio = 0.9};
   CHECK_THROWS_WITH_AS(below.fire(timed(1, 1.0)),
-                       doctest::Contains("straggler_detected needs a ratio >= 1 (the slowest worker's compute time per "
-                                         "step over the median's) and a window of at least 1 epoch, got ratio 0.9 and "
+                       doctest::Contains("straggler_detected needs a ratio >= 1 (the slowest worker's time per "
+                                         "step over the median's) and a window of at least 1, got ratio 0.9 and "
                                          "window 2"),
                        sy::usage_error);
   stragglers_gone empty{.window = 0};
   CHECK_THROWS_WITH_AS(empty.fire(timed(1, 1.0)), doctest::Contains("stragglers_gone needs a ratio >= 1"),
                        sy::usage_error);
+  // Sampling inside epochs: refused at the first sample.
+  straggler_detected sampled{.ratio = 0.5, .every = 10};
+  CHECK_THROWS_WITH_AS(sampled.fire_at(sampled_at(1.0)), doctest::Contains("got ratio 0.5"), sy::usage_error);
 }
 
 TEST_CASE("straggler triggers: a checkpoint keeps the run of epochs") {
@@ -190,4 +209,48 @@ TEST_CASE("straggler triggers: a checkpoint keeps the run of epochs") {
   }
   CHECK(after.state.streak == 2);
   CHECK(after.fire(timed(3, 3.0)));
+}
+
+TEST_CASE("straggler triggers: with every = K, samples inside the epoch are the observations, not records") {
+  // Steady, then a straggler for 4 samples, then steady again.
+  const std::vector<double> ratios{1.0, 1.1, 3.0, 3.0, 3.0, 3.0, 1.0, 1.0, 1.0};
+  CHECK(sample_firings(straggler_detected{.window = 2, .dwell = 2, .every = 5}, ratios) ==
+        std::vector<std::size_t>{4, 5, 6});
+  CHECK(sample_firings(stragglers_gone{.window = 2, .dwell = 2, .every = 5}, ratios) ==
+        std::vector<std::size_t>{2, 8, 9});
+  // Records do not count in sampling mode, and samples do not in per-epoch mode.
+  straggler_detected sampling{.window = 1, .dwell = 1, .every = 5};
+  CHECK_FALSE(sampling.fire(timed(1, 5.0)));
+  CHECK(sampling.state.seen == 0);
+  CHECK(sampling.sample_every() == 5);
+  straggler_detected per_epoch{.window = 1, .dwell = 1};
+  CHECK_FALSE(per_epoch.fire_at(sampled_at(5.0)));
+  CHECK(per_epoch.sample_every() == 0);
+  CHECK(per_epoch.fire(timed(1, 5.0)));
+}
+
+TEST_CASE("straggler triggers: the reason names the ratio, the threshold and the run of observations") {
+  straggler_detected detect{.window = 2, .dwell = 1, .every = 5};
+  CHECK_FALSE(detect.fire_at(sampled_at(2.5)));
+  CHECK(detect.fire_at(sampled_at(2.5)));
+  CHECK(detect.reason() == "straggler ratio 2.5 > 1.5 for 2 samples");
+  stragglers_gone calm{.window = 1, .dwell = 1};
+  CHECK(calm.fire(timed(1, 1.0)));
+  CHECK(calm.reason() == "straggler ratio 1 < 1.2 for 1 epoch");
+}
+
+TEST_CASE("trigger.summarize_steps: the slowest and the (lower) median of the workers' times") {
+  std::vector<double> odd{0.3, 0.1, 0.2};
+  const sy::trigger::step_sample a = sy::trigger::summarize_steps(odd);
+  CHECK(a.slowest_seconds == 0.3);
+  CHECK(a.median_seconds == 0.2);
+  std::vector<double> even{0.4, 0.1, 0.9, 0.2};
+  const sy::trigger::step_sample b = sy::trigger::summarize_steps(even);
+  CHECK(b.slowest_seconds == 0.9);
+  CHECK(b.median_seconds == 0.2);  // of two workers, one slow: the fast one is the yardstick
+  std::vector<double> two{0.05, 0.01};
+  CHECK(sy::trigger::straggler_ratio(sy::trigger::summarize_steps(two)) == doctest::Approx(5.0));
+  std::vector<double> none;
+  CHECK(sy::trigger::summarize_steps(none).median_seconds == 0.0);
+  CHECK(sy::trigger::straggler_ratio(sy::trigger::step_sample{}) == 1.0);
 }

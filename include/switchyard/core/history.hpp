@@ -47,7 +47,7 @@ struct epoch_record {
   double exchange_seconds = 0.0;
   double least_exchange_seconds = 0.0;
   /// How fast the workers compute, per step this epoch: the median over the workers of each
-  /// one's mean forward and backward time per step (the upper median for an even count of
+  /// one's mean forward and backward time per step (the lower median for an even count of
   /// workers), and the slowest worker's. Their ratio says
   /// whether one worker is a straggler, under every strategy: a synchronous one, where every
   /// worker trains as many steps, and an asynchronous one, where a slow worker trains fewer.

@@ -99,10 +99,12 @@ class parameter_server {
   template <class Transport, class Model, class Optimizer>
   step_outcome step(Transport& t, Model& model, Optimizer& optimizer);
 
-  /// Server 0, which hands out the batches, stops handing them out once `rule(n)` is true for the
-  /// n batches of this part of the epoch handed out so far; the workers finish the ones they hold.
-  /// What a `switch_to` with a step trigger installs (asynchronous and bounded consistency only).
-  void stop_when(std::function<bool(std::size_t)> rule) { coordinator_.stop_when(std::move(rule)); }
+  /// Server 0, which hands out the batches, stops handing them out once `rule.fire` holds for the
+  /// batches of this part of the epoch handed out so far (and, when the rule samples, the workers'
+  /// times per step between their requests: see `batch_coordinator`); the workers finish the ones
+  /// they hold. What a `switch_to` or an `alternate` with a step trigger installs (asynchronous and
+  /// bounded consistency only).
+  void stop_when(stop_rule rule) { coordinator_.stop_when(std::move(rule)); }
   /// On server 0, after the rule stopped this part of the epoch: the batches it handed out.
   [[nodiscard]] std::optional<std::size_t> stopped_after() const noexcept { return coordinator_.stopped_after(); }
 
@@ -273,7 +275,7 @@ template <class Transport, class Span>
 void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
   t.send(std::span<const typename Span::element_type>(shard_parameters), static_cast<int>(worker), pull_tag);
   if (hands_out_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
-    const std::optional<std::size_t> next = coordinator_.next();
+    const std::optional<std::size_t> next = coordinator_.next(worker);
     const std::int64_t assignment = next ? static_cast<std::int64_t>(*next) : -1;
     t.send(std::span<const std::int64_t>(&assignment, 1), static_cast<int>(worker), assign_tag);
   }

@@ -2,6 +2,7 @@
 // trigger chosen at compile time. Itself a strategy, so switches nest into chains.
 #pragma once
 
+#include <switchyard/collective/allgather.hpp>
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/error.hpp>
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -25,6 +27,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace switchyard::strategy {
 
@@ -139,6 +142,66 @@ class forwards_to_active {
   Derived& self() { return static_cast<Derived&>(*this); }
 };
 
+// The straggler samples of a synchronous stage in which every rank is a worker (see
+// `trigger::samples_steps`): each worker's compute time per step, from the end of its last step to
+// the start of this one, shared every `every` steps by one all-gather of one number per worker.
+class compute_sampler {
+ public:
+  // Whether a synchronous `stage` can be sampled: every rank steps, so every rank joins the gather.
+  template <class Stage, class Transport>
+  [[nodiscard]] static bool applies(const Stage& stage, const Transport& t) {
+    return !traits::hands_out_batches(stage) && traits::worker_count(stage, t) == static_cast<std::size_t>(t.size());
+  }
+
+  // A new part of an epoch: its first step has no earlier end to time from.
+  void begin_part() noexcept {
+    last_end_.reset();
+    seconds_ = 0.0;
+    timed_ = 0;
+    steps_ = 0;
+  }
+  // At the start of a step, after the worker's forward and backward pass.
+  void step_started() {
+    if (!last_end_) return;
+    seconds_ += std::chrono::duration<double>(clock::now() - *last_end_).count();
+    ++timed_;
+  }
+  // At the end of a step; every `every` steps, collective over all ranks: the sample.
+  template <class Transport>
+  std::optional<trigger::step_sample> step_ended(Transport& t, std::size_t every) {
+    std::optional<trigger::step_sample> sample;
+    if (every != 0 && ++steps_ % every == 0) {
+      const double mine = timed_ == 0 ? 0.0 : seconds_ / static_cast<double>(timed_);
+      gathered_.resize(static_cast<std::size_t>(t.size()));
+      collective::allgather(t, std::span<const double>(&mine, 1), gathered_);
+      sample = trigger::summarize_steps(gathered_);
+      seconds_ = 0.0;
+      timed_ = 0;
+    }
+    last_end_ = clock::now();
+    return sample;
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  std::optional<clock::time_point> last_end_;
+  double seconds_ = 0.0;     // compute since the last sample
+  std::size_t timed_ = 0;    // steps it covers
+  std::uint64_t steps_ = 0;  // steps of this part
+  std::vector<double> gathered_;
+};
+
+// The rule a stage that hands out batches asks before each one: `when`'s `fire_at`, counting
+// from `before` batches, with the trigger's samples. By value: the count and the trigger do not
+// change within the part, and a copy of the switch must not reach back into the object it came from.
+template <class Trigger>
+stop_rule stop_rule_for(const Trigger& when, std::uint64_t before) {
+  return {[when = Trigger(when), before](const trigger::progress& p) mutable {
+            return static_cast<bool>(when.fire_at(trigger::progress{before + p.batches, p.sample}));
+          },
+          trigger::sample_every(when)};
+}
+
 }  // namespace detail
 
 template <class First, class Second, class Trigger>
@@ -227,9 +290,8 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
       if (!switched()) {
         // By value: the count trained before this part and the trigger do not change within it, and
         // a copy of the switch must not reach back into this object.
-        traits::stop_when(first_, [trigger = trigger_, before = trained_ + epoch_trained_](std::size_t handed_out) mutable {
-          return static_cast<bool>(trigger.fire_at(trigger::progress{before + handed_out}));
-        });
+        traits::stop_when(first_, detail::stop_rule_for(trigger_, trained_ + epoch_trained_));
+        sampler_.begin_part();
       }
     }
     active([&](auto& s) { traits::begin_epoch(s, t, batches); });
@@ -239,19 +301,25 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
   step_outcome step(Transport& t, Model& m, Optimizer& o) {
     const collective::stage_scope stage{this->name()};  // names the stage in checked collectives' reports
     if (switched()) return traits::step(second_, t, m, o);
-    step_outcome outcome = traits::step(first_, t, m, o);
-    if constexpr (trigger::within_epoch<Trigger>) {
-      // A synchronous stage: every worker counts the same batches and decides the same.
+    if constexpr (!trigger::within_epoch<Trigger>) {
+      return traits::step(first_, t, m, o);
+    } else {
+      // A synchronous stage: every worker counts the same batches (and sees the same samples) and
+      // decides the same.
+      const bool sampled = trigger::sample_every(trigger_) != 0 && detail::compute_sampler::applies(first_, t);
+      if (sampled) sampler_.step_started();
+      step_outcome outcome = traits::step(first_, t, m, o);
       if (!traits::hands_out_batches(first_)) {
         ++part_steps_;
-        const std::uint64_t batches = part_steps_ * traits::worker_count(first_, t);
-        if (!stopping_ && trigger_.fire_at(trigger::progress{trained_ + epoch_trained_ + batches})) {
+        trigger::progress p{trained_ + epoch_trained_ + part_steps_ * traits::worker_count(first_, t)};
+        if (sampled) p.sample = sampler_.step_ended(t, trigger::sample_every(trigger_));
+        if (!stopping_ && trigger_.fire_at(p)) {
           stopping_ = true;
           outcome.last = true;
         }
       }
+      return outcome;
     }
-    return outcome;
   }
 
   template <class Transport, class Model, class Optimizer>
@@ -348,7 +416,7 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
 
   template <class Transport, class Model, class Optimizer>
   void switch_now(Transport& t, Model& m, Optimizer& o) {
-    traits::stop_when(first_, {});
+    traits::stop_when(first_, stop_rule{});
     traits::hand_over(first_, t, m, o);
     detail::apply_switch_options(o, options_, detail::switch_batch_ratio(first_, second_, t, options_));
     // A switch in the second slot counts epochs from the start of the run, not from now.
@@ -385,6 +453,7 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
   bool stopping_ = false;            // the trigger fired at one of them
   bool switch_pending_ = false;      // ... at the part's last step: switch in after_epoch
   std::optional<std::size_t> resume_at_;
+  detail::compute_sampler sampler_;  // a synchronous first stage's samples, for a sampling trigger
 };
 
 }  // namespace switchyard::strategy

@@ -6,6 +6,7 @@
 #include <switchyard/optim/optimizer_state.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/replicas.hpp>
+#include <switchyard/trigger/trigger.hpp>
 
 #include <concepts>
 #include <cstddef>
@@ -36,12 +37,27 @@
 /// | `hands_out_batches() const -> bool` | false: worker w trains batches w, w + W, w + 2W, ... of the epoch | an asynchronous parameter server (true: `step_outcome::next_batch` says which batch the worker trains next) |
 /// | `resume_at() const -> std::optional<std::size_t>` | empty | `switch_to` at a trigger inside an epoch |
 /// | `serialize_progress(archive)` | nothing to keep | `switch_to` (its stage and trigger) |
-/// | `stop_when(rule)`, `stopped_after() const` | cannot be stopped inside an epoch by a rule | a stage that hands out batches, so that a `switch_to` can stop it at a step trigger |
+/// | `stop_when(stop_rule)`, `stopped_after() const` | cannot be stopped inside an epoch by a rule | a stage that hands out batches, so that a `switch_to` or an `alternate` can stop it at a step trigger |
 ///
 /// After `setup`, the optimizer's schedule counts `batches_per_update(t)` batches per update
 /// (`set_schedule_stride`, when the optimizer has it), for every strategy. A query member (the
 /// rows marked `const`) written without `const` or with another return type stops the build with
 /// one sentence naming it, rather than being passed over for the default.
+namespace switchyard::strategy {
+
+/// @brief What stops a stage's hand-out of batches inside an epoch (`traits::stop_when`).
+struct stop_rule {
+  /// Asked before each batch is handed out, with the batches of this part of the epoch handed out
+  /// so far and, at every `sample_every`-th request of each worker, a sample of the workers' times
+  /// per step (`trigger::samples_steps`); once it holds, no batch is handed out until the next
+  /// epoch. Empty: never stops.
+  std::function<bool(const trigger::progress&)> fire{};
+  /// Requests per worker between two samples; 0: no samples.
+  std::size_t sample_every = 0;
+};
+
+}  // namespace switchyard::strategy
+
 namespace switchyard::strategy::traits {
 
 /// `strategy`'s own `worker_count(t)`, or every rank of `t`.
@@ -220,7 +236,7 @@ void serialize_progress(Strategy& strategy, Archive& archive) {
 /// Whether a rule can stop the strategy's hand-out of batches inside an epoch.
 template <class Strategy>
 inline constexpr bool stoppable = requires(Strategy& s, const Strategy& cs) {
-  s.stop_when(std::function<bool(std::size_t)>{});
+  s.stop_when(stop_rule{});
   { cs.stopped_after() } -> std::same_as<std::optional<std::size_t>>;
 };
 
@@ -235,17 +251,16 @@ constexpr void check_stoppable() {
     static_assert(!requires(Strategy& s) { s.stopped_after(); },
                   "a strategy's stopped_after() must be a const member function");
   }
-  static_assert(!requires(Strategy& s) { s.stop_when(std::function<bool(std::size_t)>{}); } ||
+  static_assert(!requires(Strategy& s) { s.stop_when(stop_rule{}); } ||
                     requires(const Strategy& cs) { cs.stopped_after(); },
                 "a strategy with stop_when(rule) must also provide stopped_after() const, returning "
                 "std::optional<std::size_t>");
 }
 
-/// The strategy stops handing out batches once `rule(n)` holds for the n batches of this part of
-/// the epoch handed out so far; an empty rule never stops it. Nothing for a strategy that is not
-/// `stoppable`.
+/// The strategy stops handing out batches once `rule.fire` holds (see `stop_rule`); an empty rule
+/// never stops it. Nothing for a strategy that is not `stoppable`.
 template <class Strategy>
-void stop_when(Strategy& strategy, std::function<bool(std::size_t)> rule) {
+void stop_when(Strategy& strategy, stop_rule rule) {
   check_stoppable<Strategy>();
   if constexpr (stoppable<Strategy>) strategy.stop_when(std::move(rule));
 }

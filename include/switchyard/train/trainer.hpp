@@ -22,6 +22,7 @@
 #include <switchyard/core/history.hpp>
 #include <switchyard/train/training_state.hpp>
 #include <switchyard/transport/transport.hpp>
+#include <switchyard/trigger/trigger.hpp>
 
 #include <algorithm>
 #include <array>
@@ -68,10 +69,9 @@ inline void add_time_breakdown(train::epoch_record& record, std::span<const doub
   record.exchange_seconds = exchange / workers;
   record.slowest_compute_seconds = slowest_compute;
   record.least_exchange_seconds = least_exchange;
-  const auto middle = step_compute.begin() + static_cast<std::ptrdiff_t>(step_compute.size() / 2);
-  std::nth_element(step_compute.begin(), middle, step_compute.end());
-  record.median_step_compute_seconds = *middle;
-  record.slowest_step_compute_seconds = *std::max_element(step_compute.begin(), step_compute.end());
+  const trigger::step_sample per_step = trigger::summarize_steps(step_compute);
+  record.median_step_compute_seconds = per_step.median_seconds;
+  record.slowest_step_compute_seconds = per_step.slowest_seconds;
 }
 
 /// Whether no element is NaN or infinite. Compares exponent bits without branching, so the loop

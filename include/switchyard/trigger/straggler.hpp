@@ -3,8 +3,10 @@
 
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/history.hpp>
+#include <switchyard/trigger/trigger.hpp>
 
 #include <cstddef>
+#include <string>
 
 namespace switchyard::trigger {
 
@@ -20,13 +22,21 @@ namespace switchyard::trigger {
   return record.slowest_step_compute_seconds / record.median_step_compute_seconds;
 }
 
+/// @brief The straggler ratio of a sample taken inside an epoch: the slowest worker's time per
+/// step over the median worker's; 1 when the sample has no such times.
+[[nodiscard]] inline double straggler_ratio(const step_sample& sample) noexcept {
+  if (sample.median_seconds <= 0.0) return 1.0;
+  return sample.slowest_seconds / sample.median_seconds;
+}
+
 namespace detail {
 
-// What the two straggler triggers share: `window` epochs in a row that meet the condition, after
-// at least `dwell` epochs in the stage.
+// What the two straggler triggers share: `window` observations (epochs, or samples inside them) in
+// a row that meet the condition, after at least `dwell` observations in the stage.
 struct streak_rule {
-  std::size_t streak = 0;  // epochs in a row that met the condition
-  std::size_t seen = 0;    // epochs this trigger has been asked about
+  std::size_t streak = 0;  // observations in a row that met the condition
+  std::size_t seen = 0;    // observations this trigger has been asked about
+  double last = 1.0;       // the last straggler ratio observed, for the reason
 
   bool count(bool met, std::size_t window, std::size_t dwell) noexcept {
     ++seen;
@@ -35,66 +45,100 @@ struct streak_rule {
   }
 };
 
-inline void check_straggler_rule(const char* name, double ratio, std::size_t window) {
-  if (!(ratio >= 1.0) || window == 0) {
-    switchyard::detail::raise<usage_error>(switchyard::detail::str(name, " needs a ratio >= 1 (the slowest worker's compute time per step over the median's) "
-                                 "and a window of at least 1 epoch, got ratio ",
-                           ratio, " and window ", window));
+// The rule, checked at the first observation; then whether `ratio` is one.
+template <class Trigger>
+bool observe(Trigger& t, double ratio, const char* name) {
+  if (t.state.seen == 0 && (!(t.ratio >= 1.0) || t.window == 0)) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str(
+        name, " needs a ratio >= 1 (the slowest worker's time per step over the median's) and a window of at least 1, "
+        "got ratio ", t.ratio, " and window ", t.window));
   }
+  t.state.last = ratio;
+  return t.state.count(Trigger::meets(ratio, t.ratio), t.window, t.dwell);
+}
+
+inline std::string straggler_reason(const streak_rule& state, const char* relation, double ratio, std::size_t every) {
+  const char* observations = every == 0 ? (state.streak == 1 ? " epoch" : " epochs")
+                                        : (state.streak == 1 ? " sample" : " samples");
+  return switchyard::detail::str("straggler ratio ", state.last, " ", relation, " ", ratio, " for ", state.streak,
+                                 observations);
 }
 
 }  // namespace detail
 
 /// @brief Fires when a straggler has appeared: the straggler ratio is above `ratio` at each of
-/// `window` epochs in a row, and the stage has trained at least `dwell` epochs.
+/// `window` observations in a row, and the stage has made at least `dwell` of them.
+///
+/// An observation is an epoch (the ratio of its record) by default. With `every` = K, it is a
+/// sample of the last K steps of each worker inside the epoch instead (see
+/// `trigger::samples_steps`), so that a switch follows a straggler within K steps rather than at
+/// the epoch's end; records then do not count.
 ///
 /// Meant for the switch from a synchronous stage, which waits for the slowest worker at every
 /// step, to an asynchronous one, which does not. With `stragglers_gone` for the way back, the two
 /// ratios make a hysteresis band (defaults 1.5 and 1.2): a ratio inside it keeps the stage as it
-/// is, so a straggler ratio that wavers around one threshold cannot switch back and forth.
+/// is, so a straggler ratio that wavers around one threshold cannot switch back and forth; the
+/// window asks for a lasting change, and the dwell keeps a stage for a while after a switch.
 /// @code
 /// using sync_then_async = switchyard::strategy::switch_to<switchyard::strategy::all_reduce<>,
 ///     switchyard::strategy::parameter_server<>, switchyard::trigger::straggler_detected>;
-/// switchyard::trigger::straggler_detected when{.ratio = 2.0, .window = 1};
+/// switchyard::trigger::straggler_detected when{.ratio = 2.0, .window = 1};         // per epoch
+/// switchyard::trigger::straggler_detected soon{.window = 3, .dwell = 3, .every = 20}; // per 20 steps
 /// @endcode
-/// @throws usage_error at its first epoch when `ratio` is below 1 or `window` is 0.
+/// @throws usage_error at its first observation when `ratio` is below 1 or `window` is 0.
 struct straggler_detected {
   double ratio = 1.5;
   std::size_t window = 2;
   std::size_t dwell = 2;
+  std::size_t every = 0;  ///< steps per worker between two samples; 0: one observation per epoch
 
   detail::streak_rule state{};
 
+  static bool meets(double observed, double threshold) noexcept { return observed > threshold; }
   bool fire(const train::epoch_record& record) {
-    if (state.seen == 0) detail::check_straggler_rule("straggler_detected", ratio, window);
-    return state.count(straggler_ratio(record) > ratio, window, dwell);
+    return every == 0 && detail::observe(*this, straggler_ratio(record), "straggler_detected");
   }
+  bool fire_at(const progress& p) {
+    return every != 0 && p.sample && detail::observe(*this, straggler_ratio(*p.sample), "straggler_detected");
+  }
+  [[nodiscard]] std::size_t sample_every() const noexcept { return every; }
+  /// Why it fired, with the figures: the last ratio, the threshold and the run of observations.
+  [[nodiscard]] std::string reason() const { return detail::straggler_reason(state, ">", ratio, every); }
 };
 
 /// @brief Fires when no straggler is left: the straggler ratio is below `ratio` at each of
-/// `window` epochs in a row, and the stage has trained at least `dwell` epochs.
+/// `window` observations in a row, and the stage has made at least `dwell` of them.
 ///
 /// Meant for the switch from an asynchronous stage back to a synchronous one, once the cluster's
-/// workers run alike again; see `straggler_detected` for the hysteresis band the two make.
+/// workers run alike again; see `straggler_detected` for the observations (`every`) and the
+/// hysteresis band the two make.
 /// @code
 /// switchyard::trigger::stragglers_gone calm{.ratio = 1.1, .window = 3};
 /// @endcode
-/// @throws usage_error at its first epoch when `ratio` is below 1 or `window` is 0.
+/// @throws usage_error at its first observation when `ratio` is below 1 or `window` is 0.
 struct stragglers_gone {
   double ratio = 1.2;
   std::size_t window = 2;
   std::size_t dwell = 2;
+  std::size_t every = 0;  ///< steps per worker between two samples; 0: one observation per epoch
 
   detail::streak_rule state{};
 
+  static bool meets(double observed, double threshold) noexcept { return observed < threshold; }
   bool fire(const train::epoch_record& record) {
-    if (state.seen == 0) detail::check_straggler_rule("stragglers_gone", ratio, window);
-    return state.count(straggler_ratio(record) < ratio, window, dwell);
+    return every == 0 && detail::observe(*this, straggler_ratio(record), "stragglers_gone");
   }
+  bool fire_at(const progress& p) {
+    return every != 0 && p.sample && detail::observe(*this, straggler_ratio(*p.sample), "stragglers_gone");
+  }
+  [[nodiscard]] std::size_t sample_every() const noexcept { return every; }
+  /// Why it fired, with the figures: the last ratio, the threshold and the run of observations.
+  [[nodiscard]] std::string reason() const { return detail::straggler_reason(state, "<", ratio, every); }
 };
 
-/// Checkpoints (Boost.Serialization, by argument-dependent lookup): the epochs seen and the
-/// current run of epochs; ratio, window and dwell are configuration and come from the resumed run.
+/// Checkpoints (Boost.Serialization, by argument-dependent lookup): the observations made and the
+/// current run of them; ratio, window, dwell and every are configuration and come from the resumed
+/// run.
 template <class Archive>
 void serialize(Archive& archive, straggler_detected& t, const unsigned int /*version*/) {
   archive & t.state.streak;

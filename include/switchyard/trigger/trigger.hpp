@@ -3,8 +3,12 @@
 
 #include <switchyard/core/history.hpp>
 
+#include <algorithm>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 
 namespace switchyard::trigger {
 
@@ -23,10 +27,30 @@ concept trigger = std::copy_constructible<T> && requires(T& t, const train::epoc
   { t.fire(record) } -> std::convertible_to<bool>;
 };
 
+/// @brief The workers' times per step over the last few steps, as a sampling trigger sees them
+/// inside an epoch (see `samples_steps`).
+struct step_sample {
+  double slowest_seconds = 0.0;  ///< the slowest worker's mean time per step
+  double median_seconds = 0.0;   ///< the median worker's (the lower median for an even count, so
+                                 ///< that of two workers the faster is the yardstick)
+};
+
+/// @brief The sample of the workers' times per step `seconds` (one each, in any order; reordered):
+/// the slowest and the (lower) median. Empty input gives zeros.
+[[nodiscard]] inline step_sample summarize_steps(std::span<double> seconds) {
+  if (seconds.empty()) return {};
+  const auto middle = seconds.begin() + static_cast<std::ptrdiff_t>((seconds.size() - 1) / 2);
+  std::nth_element(seconds.begin(), middle, seconds.end());
+  return {*std::max_element(middle, seconds.end()), *middle};
+}
+
 /// @brief Progress inside an epoch, for triggers that can fire between two steps.
 struct progress {
-  /// Batches (worker steps, all workers together) trained since the first stage began.
+  /// Batches (worker steps, all workers together) trained since the stage began.
   std::uint64_t batches = 0;
+  /// For a trigger that `samples_steps`: present at every `sample_every()`-th step of each worker,
+  /// empty at the steps between.
+  std::optional<step_sample> sample{};
 };
 
 /// @brief A Trigger that may also fire inside an epoch: `t.fire_at(p)` is asked after every
@@ -46,5 +70,34 @@ template <class T>
 concept within_epoch = trigger<T> && requires(T& t, const progress& p) {
   { t.fire_at(p) } -> std::convertible_to<bool>;
 };
+
+/// @brief A within-epoch Trigger that also wants the workers' step times: every
+/// `t.sample_every()` steps of each worker (0: never), the stage it watches measures them and asks
+/// `t.fire_at(p)` with `p.sample` set.
+///
+/// What a sample measures depends on the stage, so that it shows a straggler under either:
+/// - a synchronous stage in which every rank is a worker (all-reduce): each worker's mean compute
+///   time per step (the time between two of its steps, outside the exchange, which waits for the
+///   slowest), shared by one all-gather of one number per worker;
+/// - an asynchronous stage that hands out batches (a parameter server): each worker's mean time
+///   between two requests for a batch (its whole step), as the coordinator sees them, with no
+///   message of its own.
+///
+/// Another stage (a synchronous parameter server, whose servers take no steps) gives no samples.
+/// `straggler_detected` and `stragglers_gone` sample when their `every` is set.
+template <class T>
+concept samples_steps = within_epoch<T> && requires(const T& t) {
+  { t.sample_every() } -> std::convertible_to<std::size_t>;
+};
+
+/// How often `t` wants a sample, in steps per worker: 0 for a trigger that does not sample.
+template <class T>
+[[nodiscard]] std::size_t sample_every(const T& t) {
+  if constexpr (samples_steps<T>) {
+    return static_cast<std::size_t>(t.sample_every());
+  } else {
+    return 0;
+  }
+}
 
 }  // namespace switchyard::trigger
