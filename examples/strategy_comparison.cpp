@@ -1,11 +1,12 @@
-// The experiment behind the Strategy Switch: all-reduce, an asynchronous parameter server, and
-// the switches between them in both orders, one after the other on the same model, data, seed
-// and ranks, optionally with a straggler. The ranks are threads of this process, or the
-// processes of an MPI job when mpirun starts it (on an emulated cluster: examples/cluster/). Rank
-// 0 writes the epochs of every run as one CSV and a JSON summary per strategy;
-// examples/plot_comparison.sh draws the CSV.
+// The experiment behind the Strategy Switch: all-reduce, an asynchronous parameter server, the
+// switches between them in both orders and, on request, the adaptive alternation between them,
+// one after the other on the same model, data, seed and ranks, optionally with a straggler. The
+// ranks are threads of this process, or the processes of an MPI job when mpirun starts it (on an
+// emulated cluster: examples/cluster/). Rank 0 writes the epochs of every run as one CSV and a
+// JSON summary per strategy; examples/plot_comparison.sh draws the CSV.
 //
 //   build/examples/strategy_comparison --epochs 15 --straggler 2:3.0 --csv runs.csv --summary runs.json
+//   build/examples/strategy_comparison --strategies allreduce,adaptive --straggler 2:3.0 --straggler-ratio 1.5
 //   examples/cluster/emulate run -- build/examples/strategy_comparison --slow h1:0.17 --summary runs.json
 #include "fashion_mnist_runs.hpp"
 #include "run_summary.hpp"
@@ -27,7 +28,7 @@ using namespace example;
 namespace {
 
 struct contender {
-  std::string label;  // allreduce, ps, ps>allreduce, allreduce>ps
+  std::string label;  // allreduce, ps, ps>allreduce, allreduce>ps, adaptive
   config settings;
 };
 
@@ -36,7 +37,7 @@ std::vector<contender> contenders(const config& c, const std::vector<std::string
   std::vector<contender> chosen;
   for (const std::string& label : labels) {
     config s = c;
-    if (label == "allreduce" || label == "ps") {
+    if (label == "allreduce" || label == "ps" || label == "adaptive") {
       s.strategy = label;
     } else {
       s.strategy = "switch";
@@ -68,11 +69,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> slow_texts;
   std::string csv;
   std::string summary;
-  CLI::App app{"Compare all-reduce, a parameter server and the switches between them on Fashion-MNIST "
-               "(in process, or under mpirun)"};
+  CLI::App app{"Compare all-reduce, a parameter server, the switches between them and the adaptive alternation "
+               "on Fashion-MNIST (in process, or under mpirun)"};
   add_training_options(app, c);
   app.add_option("--strategies", labels, "Which runs, in order")
-      ->check(CLI::IsMember({"allreduce", "ps", "ps>allreduce", "allreduce>ps"}))
+      ->check(CLI::IsMember({"allreduce", "ps", "ps>allreduce", "allreduce>ps", "adaptive"}))
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--trigger-ps-first", ps_first_trigger, "The trigger of ps>allreduce (default: --trigger)");
