@@ -1,6 +1,7 @@
 // What the Fashion-MNIST examples write about a run besides its epochs: the training totals, the
-// time it took to reach each accuracy threshold, and the hosts an emulated cluster slowed down.
-// Free of models and transports, so that tests/examples/run_summary.cpp tests it alone.
+// time it took to reach each accuracy threshold, and the hosts an emulated cluster slowed down (for
+// the whole run or a window of it). Free of models and transports, so that
+// tests/examples/run_summary.cpp tests it alone.
 #pragma once
 
 #include <switchyard/core/error.hpp>
@@ -101,6 +102,13 @@ inline std::optional<double> whole_number(const std::string& text) {
   return value;
 }
 
+// A host name as the summaries write it: not empty, without colons, quotes, backslashes or spaces.
+inline bool host_name(const std::string& text) {
+  return !text.empty() && std::none_of(text.begin(), text.end(), [](char ch) {
+    return ch == ':' || ch == '"' || ch == '\\' || std::isspace(static_cast<unsigned char>(ch)) != 0;
+  });
+}
+
 }  // namespace detail
 
 /// --thresholds 0.85,0.88,0.89: test accuracies in (0, 1], each listed once.
@@ -138,10 +146,7 @@ inline slow_host parse_slow_host(const std::string& text) {
   const std::string host = colon == std::string::npos ? "" : text.substr(0, colon);
   // Not a number counts as 0, which is refused.
   const double share = colon == std::string::npos ? 0.0 : detail::whole_number(text.substr(colon + 1)).value_or(0.0);
-  const bool host_ok = !host.empty() && std::none_of(host.begin(), host.end(), [](char ch) {
-    return ch == ':' || ch == '"' || ch == '\\' || std::isspace(static_cast<unsigned char>(ch)) != 0;
-  });
-  if (!host_ok || share <= 0.0) {
+  if (!detail::host_name(host) || share <= 0.0) {
     throw sy::usage_error(fmt::format(
         "--slow takes HOST:SHARE, a host name and its positive share of a core, such as h1:0.17, got '{}'", text));
   }
@@ -168,6 +173,55 @@ inline std::string slow_hosts_json(std::span<const slow_host> hosts) {
     json += fmt::format("{}{{\"host\": \"{}\", \"share\": {}}}", k == 0 ? "" : ", ", hosts[k].host, hosts[k].share);
   }
   return json + "]";
+}
+
+/// --slow-during HOST:SHARE:A:B: the host of an emulated cluster that ran at SHARE cores from
+/// second A to second B of each strategy's run (examples/cluster/run_experiment.sh schedules it
+/// with `emulate share`), and at its usual share before and after. Recorded only, like --slow.
+struct slow_window {
+  std::string host;
+  double share = 0;
+  double from_seconds = 0;
+  double to_seconds = 0;
+};
+
+/// Refuses a malformed window, and a host that `slow` makes slow for the whole run.
+inline slow_window parse_slow_window(const std::string& text, std::span<const slow_host> slow) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  std::optional<double> share;
+  std::optional<double> from;
+  std::optional<double> to;
+  if (parts.size() == 4) {
+    share = detail::whole_number(parts[1]);
+    from = detail::whole_number(parts[2]);
+    to = detail::whole_number(parts[3]);
+  }
+  if (parts.size() != 4 || !detail::host_name(parts[0]) || !share || *share <= 0.0 || !from || !to || *from < 0.0 ||
+      *from >= *to) {
+    throw sy::usage_error(fmt::format(
+        "--slow-during takes HOST:SHARE:A:B, a host name, its positive share of a core and the seconds 0 <= A < B "
+        "of each run it had that share, such as h1:0.17:10:40, got '{}'",
+        text));
+  }
+  if (std::any_of(slow.begin(), slow.end(), [&](const slow_host& h) { return h.host == parts[0]; })) {
+    throw sy::usage_error(fmt::format(
+        "--slow and --slow-during both name {}: a host is slow for the whole run or for a window, not both", parts[0]));
+  }
+  return {parts[0], *share, *from, *to};
+}
+
+/// The window as a JSON object, or null without one:
+/// {"host": "h1", "share": 0.17, "from_seconds": 10, "to_seconds": 40}.
+inline std::string slow_window_json(const std::optional<slow_window>& window) {
+  if (!window) return "null";
+  return fmt::format(R"({{"host": "{}", "share": {}, "from_seconds": {}, "to_seconds": {}}})", window->host,
+                     window->share, window->from_seconds, window->to_seconds);
 }
 
 }  // namespace example

@@ -1,11 +1,12 @@
-// The experiment behind the Strategy Switch: all-reduce, an asynchronous parameter server, and
-// the switches between them in both orders, one after the other on the same model, data, seed
-// and ranks, optionally with a straggler. The ranks are threads of this process, or the
-// processes of an MPI job when mpirun starts it (on an emulated cluster: examples/cluster/). Rank
-// 0 writes the epochs of every run as one CSV and a JSON summary per strategy;
-// examples/plot_comparison.sh draws the CSV.
+// The experiment behind the Strategy Switch: all-reduce, an asynchronous parameter server, the
+// switches between them in both orders and, on request, the adaptive alternation between them,
+// one after the other on the same model, data, seed and ranks, optionally with a straggler. The
+// ranks are threads of this process, or the processes of an MPI job when mpirun starts it (on an
+// emulated cluster: examples/cluster/). Rank 0 writes the epochs of every run as one CSV and a
+// JSON summary per strategy; examples/plot_comparison.sh draws the CSV.
 //
 //   build/examples/strategy_comparison --epochs 15 --straggler 2:3.0 --csv runs.csv --summary runs.json
+//   build/examples/strategy_comparison --strategies allreduce,adaptive --straggler 2:3.0 --straggler-ratio 1.5
 //   examples/cluster/emulate run -- build/examples/strategy_comparison --slow h1:0.17 --summary runs.json
 #include "fashion_mnist_runs.hpp"
 #include "run_summary.hpp"
@@ -27,7 +28,7 @@ using namespace example;
 namespace {
 
 struct contender {
-  std::string label;  // allreduce, ps, ps>allreduce, allreduce>ps
+  std::string label;  // allreduce, ps, ps>allreduce, allreduce>ps, adaptive
   config settings;
 };
 
@@ -36,7 +37,7 @@ std::vector<contender> contenders(const config& c, const std::vector<std::string
   std::vector<contender> chosen;
   for (const std::string& label : labels) {
     config s = c;
-    if (label == "allreduce" || label == "ps") {
+    if (label == "allreduce" || label == "ps" || label == "adaptive") {
       s.strategy = label;
     } else {
       s.strategy = "switch";
@@ -51,9 +52,13 @@ std::vector<contender> contenders(const config& c, const std::vector<std::string
   return chosen;
 }
 
-std::string slow_hosts_text(const std::vector<slow_host>& slow) {
+std::string slow_hosts_text(const std::vector<slow_host>& slow, const std::optional<slow_window>& window) {
   std::string text;
   for (const slow_host& s : slow) text += fmt::format(", {} at {} cores", s.host, s.share);
+  if (window) {
+    text += fmt::format(", {} at {} cores from second {} to {}", window->host, window->share, window->from_seconds,
+                        window->to_seconds);
+  }
   return text;
 }
 
@@ -66,13 +71,14 @@ int main(int argc, char** argv) {
   std::string allreduce_first_trigger;
   std::string thresholds_text = "0.85,0.88";
   std::vector<std::string> slow_texts;
+  std::string slow_window_text;
   std::string csv;
   std::string summary;
-  CLI::App app{"Compare all-reduce, a parameter server and the switches between them on Fashion-MNIST "
-               "(in process, or under mpirun)"};
+  CLI::App app{"Compare all-reduce, a parameter server, the switches between them and the adaptive alternation "
+               "on Fashion-MNIST (in process, or under mpirun)"};
   add_training_options(app, c);
   app.add_option("--strategies", labels, "Which runs, in order")
-      ->check(CLI::IsMember({"allreduce", "ps", "ps>allreduce", "allreduce>ps"}))
+      ->check(CLI::IsMember({"allreduce", "ps", "ps>allreduce", "allreduce>ps", "adaptive"}))
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--trigger-ps-first", ps_first_trigger, "The trigger of ps>allreduce (default: --trigger)");
@@ -85,6 +91,9 @@ int main(int argc, char** argv) {
   app.add_option("--slow", slow_texts,
                  "HOST:SHARE: an emulated cluster ran HOST at SHARE cores (emulate up --slow applies it; this "
                  "records it in the summary); may be repeated");
+  app.add_option("--slow-during", slow_window_text,
+                 "HOST:SHARE:A:B: an emulated cluster ran HOST at SHARE cores from second A to second B of each "
+                 "strategy's run (run_experiment.sh --slow-during schedules it; this records it in the summary)");
   app.add_option("--csv", csv, "Write every epoch of every run here: strategy, epoch, stage, wall seconds, "
                                "train loss, test accuracy");
   app.add_option("--summary", summary, "Write a JSON list with one record per strategy here");
@@ -98,6 +107,8 @@ int main(int argc, char** argv) {
     }
     const std::vector<double> thresholds = parse_thresholds(thresholds_text);
     const std::vector<slow_host> slow = parse_slow_hosts(slow_texts);
+    std::optional<slow_window> window;
+    if (!slow_window_text.empty()) window = parse_slow_window(slow_window_text, slow);
     const std::vector<contender> runs = contenders(c, labels, ps_first_trigger, allreduce_first_trigger);
     const auto data = load_data(c);
     const sy::nn::blas_threads_scope blas{c.blas_threads};  // once per process, before the ranks start
@@ -110,9 +121,13 @@ int main(int argc, char** argv) {
     }
     std::vector<std::pair<std::string, run_result>> results;
     for (const contender& run : runs) {
+      // examples/cluster/run_experiment.sh --slow-during times its window from this line: flushed
+      // at once, also into a pipe.
       if (writes) {
         fmt::print("{}: {} on Fashion-MNIST, {}, {} epochs{}{}\n", run.label, c.model, world.describe(), c.epochs,
-                   c.straggler.empty() ? "" : fmt::format(", straggler {}", c.straggler), slow_hosts_text(slow));
+                   c.straggler.empty() ? "" : fmt::format(", straggler {}", c.straggler),
+                   slow_hosts_text(slow, window));
+        std::fflush(stdout);
       }
       run_result result = world.run(run.settings, data);
       const sy::train::history& h = result.history;
@@ -145,13 +160,15 @@ int main(int argc, char** argv) {
         const auto& [label, result] = results[k];
         const sy::train::history& h = result.history;
         out.print("  {{\"strategy\": \"{}\", \"model\": \"{}\", \"transport\": \"{}\", \"ranks\": {}, "
-                  "\"epochs\": {}, \"straggler\": \"{}\", \"slow\": {}, \"test_accuracy\": {:.6f}, "
-                  "\"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, \"time_to_accuracy\": {}, "
-                  "\"seconds_per_worker\": {}, \"server_busy_fraction\": {:.4f}, \"max_staleness\": {:.0f}, "
-                  "\"mean_staleness\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"bytes_sent\": {}}}{}\n",
+                  "\"epochs\": {}, \"straggler\": \"{}\", \"slow\": {}, \"slow_during\": {}, "
+                  "\"test_accuracy\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, "
+                  "\"time_to_accuracy\": {}, \"seconds_per_worker\": {}, \"server_busy_fraction\": {:.4f}, "
+                  "\"max_staleness\": {:.0f}, \"mean_staleness\": {:.3f}, \"worker_wait_seconds\": {:.3f}, "
+                  "\"bytes_sent\": {}}}{}\n",
                   label, c.model, world.under_mpi() ? "mpi" : "inproc", world.size(), h.epochs.size(), c.straggler,
-                  slow_hosts_json(slow), h.last().test_accuracy, h.last().wall_seconds, totals(h).samples_per_second(),
-                  time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)), breakdown_json(totals(h)),
+                  slow_hosts_json(slow), slow_window_json(window), h.last().test_accuracy, h.last().wall_seconds,
+                  totals(h).samples_per_second(), time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)),
+                  breakdown_json(totals(h)),
                   result.server_busy_fraction, result.max_staleness, result.mean_staleness, result.worker_wait_seconds,
                   totals(h).bytes_sent,
                   k + 1 < results.size() ? "," : "");

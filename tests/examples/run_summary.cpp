@@ -1,5 +1,5 @@
 // examples/run_summary.hpp: the time to each accuracy threshold, the training totals, and the
-// parsing of --thresholds and --slow, with their refusals.
+// parsing of --thresholds, --slow and --slow-during, with their refusals.
 #include "run_summary.hpp"
 
 #include <doctest/doctest.h>
@@ -97,4 +97,27 @@ TEST_CASE("examples.parse_slow_host") {
   CHECK(message_of([] { parse_slow_hosts({"h1:0.17", "h1:0.25"}); }).find("names h1 twice") != std::string::npos);
   CHECK(example::slow_hosts_json(parse_slow_hosts({"h1:0.17"})) == R"([{"host": "h1", "share": 0.17}])");
   CHECK(example::slow_hosts_json({}) == "[]");
+}
+
+TEST_CASE("examples.parse_slow_window") {
+  const example::slow_window w = example::parse_slow_window("h1:0.17:10:40", {});
+  CHECK(w.host == "h1");
+  CHECK(w.share == doctest::Approx(0.17));
+  CHECK(w.from_seconds == doctest::Approx(10.0));
+  CHECK(w.to_seconds == doctest::Approx(40.0));
+  CHECK(example::parse_slow_window("h0:0.3:0:1.5", {}).to_seconds == doctest::Approx(1.5));
+  CHECK(example::slow_window_json(w) == R"({"host": "h1", "share": 0.17, "from_seconds": 10, "to_seconds": 40})");
+  CHECK(example::slow_window_json(std::nullopt) == "null");
+  for (const std::string bad : {"h1:0.17:10", "h1:0.17:10:40:50", ":0.17:10:40", "h1:0:10:40", "h1:x:10:40",
+                                "h1:0.17:-1:40", "h1:0.17:40:40", "h1:0.17:40:10", "h1:0.17:10:y", "h 1:0.17:10:40"}) {
+    CAPTURE(bad);
+    const std::string message = message_of([&] { example::parse_slow_window(bad, {}); });
+    CHECK(message.find("--slow-during takes HOST:SHARE:A:B") != std::string::npos);
+    CHECK(message.find("got '" + bad + "'") != std::string::npos);
+  }
+  // A host slow for the whole run cannot also be slow for a window.
+  const std::vector<example::slow_host> slow = parse_slow_hosts({"h1:0.17"});
+  const std::string both = message_of([&] { example::parse_slow_window("h1:0.1:10:40", slow); });
+  CHECK(both.find("--slow and --slow-during both name h1") != std::string::npos);
+  CHECK(example::parse_slow_window("h2:0.1:10:40", slow).host == "h2");
 }
