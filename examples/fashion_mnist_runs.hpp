@@ -189,7 +189,7 @@ std::vector<std::string> describe_switches(const Strategy& strategy) {
 }
 
 template <class Transport, class Strategy>
-run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history, const config& c) {
+run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history) {
   run_result result{std::move(history)};
   result.switches = describe_switches(strategy);
   // The same strategy type on every rank: all or none take part in these collectives.
@@ -302,7 +302,7 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
     if (log) trainer.on_epoch([&](const sy::train::epoch_record& e) { log->write(e); });
     if (slow.rank == t.rank()) model.factor = slow.factor;
     sy::train::history history = trainer.fit(t, data.train, *data.test);
-    return summarize(t, trainer.strategy(), std::move(history), c);
+    return summarize(t, trainer.strategy(), std::move(history));
   };
   if (c.optimizer == "adam") {
     sy::optim::adam optimizer{size, schedule};

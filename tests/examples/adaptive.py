@@ -22,7 +22,7 @@ with tempfile.TemporaryDirectory() as work:
                           "--summary", summary, "--log", log],
                          check=True, capture_output=True, text=True).stdout
     print(out)
-    printed = re.findall(r"^switch after epoch (\d+) to (\w+): straggler ratio ([\d.]+) > 1.5 for 1 epochs$", out, re.M)
+    printed = re.findall(r"^switch after epoch (\d+) to (\w+): straggler ratio ([\d.]+) > 1.5 for 1 epoch$", out, re.M)
     assert len(printed) == 1 and printed[0][:2] == ("1", "ps") and float(printed[0][2]) > 2.0, printed
     record = json.load(open(summary))
     assert record["strategy"] == "allreduce<>ps", record

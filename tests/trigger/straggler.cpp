@@ -233,10 +233,10 @@ TEST_CASE("straggler triggers: the reason names the ratio, the threshold and the
   straggler_detected detect{.window = 2, .dwell = 1, .every = 5};
   CHECK_FALSE(detect.fire_at(sampled_at(2.5)));
   CHECK(detect.fire_at(sampled_at(2.5)));
-  CHECK(detect.reason() == "straggler ratio 2.5 > 1.5 for 2 samples");
+  CHECK(detect.reason() == "straggler ratio 2.50 > 1.5 for 2 samples");
   stragglers_gone calm{.window = 1, .dwell = 1};
   CHECK(calm.fire(timed(1, 1.0)));
-  CHECK(calm.reason() == "straggler ratio 1 < 1.2 for 1 epoch");
+  CHECK(calm.reason() == "straggler ratio 1.00 < 1.2 for 1 epoch");
 }
 
 TEST_CASE("trigger.summarize_steps: the slowest and the (lower) median of the workers' times") {

@@ -6,6 +6,7 @@
 #include <switchyard/trigger/trigger.hpp>
 
 #include <cstddef>
+#include <cstdio>
 #include <string>
 
 namespace switchyard::trigger {
@@ -60,7 +61,9 @@ bool observe(Trigger& t, double ratio, const char* name) {
 inline std::string straggler_reason(const streak_rule& state, const char* relation, double ratio, std::size_t every) {
   const char* observations = every == 0 ? (state.streak == 1 ? " epoch" : " epochs")
                                         : (state.streak == 1 ? " sample" : " samples");
-  return switchyard::detail::str("straggler ratio ", state.last, " ", relation, " ", ratio, " for ", state.streak,
+  char observed[32];
+  std::snprintf(observed, sizeof observed, "%.2f", state.last);
+  return switchyard::detail::str("straggler ratio ", observed, " ", relation, " ", ratio, " for ", state.streak,
                                  observations);
 }
 
