@@ -22,13 +22,6 @@ using namespace example;
 
 namespace {
 
-// ["a", "b"] as the inside of a JSON list; the texts hold no quotes or backslashes.
-std::string quoted_list(const std::vector<std::string>& texts) {
-  std::string list;
-  for (const std::string& text : texts) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", text);
-  return list;
-}
-
 void write_summary(const config& c, int ranks, const run_result& r) {
   const sy::train::history& h = r.history;
   const training_totals trained = totals(h);

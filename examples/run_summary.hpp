@@ -41,6 +41,13 @@ struct training_totals {
   }
 };
 
+/// ["a", "b"] as the inside of a JSON list; the texts hold no quotes or backslashes.
+inline std::string quoted_list(const std::vector<std::string>& texts) {
+  std::string list;
+  for (const std::string& text : texts) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", text);
+  return list;
+}
+
 inline training_totals totals(const sy::train::history& h) {
   training_totals t;
   for (const auto& e : h.epochs) {

@@ -137,6 +137,9 @@ int main(int argc, char** argv) {
                        e.test_accuracy);
         }
       }
+      if (writes) {
+        for (const std::string& s : result.switches) fmt::print("{} switch {}\n", run.label, s);
+      }
       results.emplace_back(run.label, std::move(result));
     }
     if (!writes) return EXIT_SUCCESS;
@@ -164,13 +167,13 @@ int main(int argc, char** argv) {
                   "\"test_accuracy\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, "
                   "\"time_to_accuracy\": {}, \"seconds_per_worker\": {}, \"server_busy_fraction\": {:.4f}, "
                   "\"max_staleness\": {:.0f}, \"mean_staleness\": {:.3f}, \"worker_wait_seconds\": {:.3f}, "
-                  "\"bytes_sent\": {}}}{}\n",
+                  "\"bytes_sent\": {}, \"switches\": [{}]}}{}\n",
                   label, c.model, world.under_mpi() ? "mpi" : "inproc", world.size(), h.epochs.size(), c.straggler,
                   slow_hosts_json(slow), slow_window_json(window), h.last().test_accuracy, h.last().wall_seconds,
                   totals(h).samples_per_second(), time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)),
                   breakdown_json(totals(h)),
                   result.server_busy_fraction, result.max_staleness, result.mean_staleness, result.worker_wait_seconds,
-                  totals(h).bytes_sent,
+                  totals(h).bytes_sent, quoted_list(result.switches),
                   k + 1 < results.size() ? "," : "");
       }
       out.print("]\n");

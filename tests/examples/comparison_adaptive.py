@@ -2,7 +2,8 @@
 """Runs examples/strategy_comparison --strategies adaptive in process with rank 2 computing 4x
 slower and the straggler triggers' window and dwell at 1 epoch, and checks that the summary and
 the CSV name the run `adaptive`, that it left all-reduce for the parameter server after its first
-epoch (so the straggler options reached it), and that --slow-during is recorded.
+epoch (so the straggler options reached it) and lists that switch, and that --slow-during is
+recorded.
 
     comparison_adaptive.py STRATEGY_COMPARISON
 """
@@ -24,6 +25,8 @@ with tempfile.TemporaryDirectory() as work:
     record = records[0]
     assert record["slow_during"] == {"host": "h1", "share": 0.17, "from_seconds": 10, "to_seconds": 40}, record
     assert record["slow"] == [] and record["test_accuracy"] > 0.7, record
+    assert len(record["switches"]) == 1 and record["switches"][0].startswith("after epoch 1 to ps: straggler ratio"), \
+        record
     rows = list(csv.DictReader(open(runs_csv)))
     assert [(row["strategy"], row["stage"]) for row in rows] == [("adaptive", "allreduce"), ("adaptive", "ps")], rows
 print("ok: strategy_comparison ran adaptive, which left all-reduce for the straggler after epoch 1")

@@ -193,8 +193,9 @@ TEST_CASE("alternate.within_epoch: step triggers switch inside epochs, both ways
 
 namespace {
 
-// Trains over 4 in-process ranks for `epochs` epochs, 60 batches each; rank 2 computes 15 ms a
-// pass during its passes [slow_from, slow_to) and 3 ms otherwise, as every other rank does.
+// Trains over 4 in-process ranks for `epochs` epochs, 60 batches each; rank 2 computes 30 ms a
+// pass during its passes [slow_from, slow_to) and 6 ms otherwise, as every other rank does (long
+// against the pass itself and the scheduler's noise, on a loaded machine too).
 template <class Policy>
 std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs, std::size_t slow_from,
                                     std::size_t slow_to) {
@@ -205,7 +206,7 @@ std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs,
       4,
       [&](sy::transport::inproc& t) {
         using std::chrono::milliseconds;
-        fixtures::paced_mlp model{milliseconds(3)};
+        fixtures::paced_mlp model{milliseconds(6)};
         sy::optim::sgd optimizer{model.parameters().size(), 0.05};
         sy::train::trainer_options options;
         options.epochs = epochs;
@@ -214,7 +215,7 @@ std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs,
         std::size_t passes = 0;
         const auto pace = [&] {
           const bool slow = t.rank() == 2 && passes >= slow_from && passes < slow_to;
-          model.delay = slow ? milliseconds(15) : milliseconds(3);
+          model.delay = slow ? milliseconds(30) : milliseconds(6);
         };
         pace();
         trainer.on_step([&](const sy::train::step_record&) {
@@ -234,21 +235,28 @@ std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs,
 
 TEST_CASE("alternate.sampled: a straggler seen every few steps switches inside the epoch, and back when it goes" *
           doctest::timeout(240)) {
-  // Samples every 3 steps; rank 2 lags 5x from its 20th pass (epoch 2) to its 50th. The switch to
-  // the server comes a few samples after the lag starts, and the one back a few after it ends,
+  // Samples every 3 steps, windows and dwells of 3 samples; rank 2 lags 5x from its 11th pass (in
+  // epoch 1, of 15 steps under all-reduce) to its 32nd. The switch to the server comes three
+  // samples after the lag starts (early in epoch 2), and the one back a few after it ends,
   // each inside an epoch (or at its end), on every rank after the same batch and with the same
   // reason; the run ends under all-reduce with identical replicas.
-  const adaptive sampled{ar{}, ps{1}, trigger::straggler_detected{.ratio = 2.5, .window = 2, .dwell = 2, .every = 3},
-                         trigger::stragglers_gone{.ratio = 1.5, .window = 2, .dwell = 2, .every = 3}};
-  const auto runs = train_by_steps(sampled, 6, 20, 50);
+  const adaptive sampled{ar{}, ps{1}, trigger::straggler_detected{.ratio = 2.5, .window = 3, .dwell = 3, .every = 3},
+                         trigger::stragglers_gone{.ratio = 1.5, .window = 3, .dwell = 3, .every = 3}};
+  const auto runs = train_by_steps(sampled, 6, 10, 32);
   for (const outcome& r : runs) {
+    std::string seen;
+    for (const auto& s : r.switches) {
+      seen += "after epoch " + std::to_string(s.after_epoch) + " at batch " + std::to_string(s.at_batch.value_or(0)) +
+              " to " + s.to + ": " + s.reason + "; ";
+    }
+    INFO(seen);
     REQUIRE(r.switches.size() == 2);
     CHECK(r.switches[0].to == "ps");
     CHECK(r.switches[1].to == "allreduce");
     CHECK(r.switches[0].reason.find("straggler ratio") == 0);
-    CHECK(r.switches[0].reason.find("> 2.5 for 2 samples") != std::string::npos);
-    CHECK(r.switches[1].reason.find("< 1.5 for 2 samples") != std::string::npos);
-    // The lag starts at pass 20, in epoch 2 (15 steps an epoch under all-reduce): detected there.
+    CHECK(r.switches[0].reason.find("> 2.5 for 3 samples") != std::string::npos);
+    CHECK(r.switches[1].reason.find("< 1.5 for 3 samples") != std::string::npos);
+    // Two samples of the lag in epoch 1, the third in epoch 2: the switch comes inside epoch 2.
     CHECK(r.switches[0].after_epoch == 1);
     CHECK(r.stages[1].find("allreduce>ps") == 0);
     CHECK(r.stages.back().ends_with("allreduce"));
@@ -269,4 +277,34 @@ TEST_CASE("alternate.sampled_steady: sampling without a straggler never leaves a
     CHECK(r.stages == std::vector<std::string>(3, "allreduce"));
     CHECK(r.switches.empty());
   }
+}
+
+TEST_CASE("alternate.sampled_refusals: a sampling trigger on a stage that gives no samples is refused on every rank") {
+  const auto data = fixtures::quadrants(480, 7);
+  const auto fit = [&](const auto& prototype) {
+    sy::transport::run_inproc(3, [&](sy::transport::inproc& t) {
+      sy::nn::mlp model{11, {8, 8, 1}, 4};
+      sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+      sy::train::trainer_options options;
+      options.epochs = 1;
+      options.batch_size = 8;
+      sy::train::trainer trainer{model, optimizer, prototype, options};
+      trainer.fit(t, data, *data);
+    });
+  };
+  using sync_ps = strategy::parameter_server<strategy::consistency::sync>;
+  using bounded_ps = strategy::parameter_server<strategy::consistency::bounded<>>;  // a run-time bound
+  // A synchronous parameter server: its servers take no steps, so no all-gather of samples.
+  CHECK_THROWS_WITH_AS(fit(strategy::alternate{sync_ps{1}, ar{}, trigger::straggler_detected{.every = 5},
+                                               trigger::stragglers_gone{}}),
+                       doctest::Contains("a trigger that samples every 5 steps cannot watch stage 'ps'"),
+                       sy::usage_error);
+  // Bounded staleness: its replies wait for the slowest worker.
+  CHECK_THROWS_WITH_AS(fit(strategy::alternate{bounded_ps{1, strategy::consistency::bounded{2}}, ar{},
+                                               trigger::stragglers_gone{.every = 5}, trigger::straggler_detected{}}),
+                       doctest::Contains("needs asynchronous consistency"), sy::usage_error);
+  // A bad setting is refused before the first part, on every rank alike.
+  CHECK_THROWS_WITH_AS(fit(strategy::alternate{ar{}, ps{1}, trigger::straggler_detected{.window = 0, .every = 5},
+                                               trigger::stragglers_gone{}}),
+                       doctest::Contains("straggler_detected needs a ratio >= 1"), sy::usage_error);
 }

@@ -182,8 +182,8 @@ TEST_CASE("straggler triggers: a bad ratio or window is refused with what was gi
   straggler_detected below{.ratio = 0.9};
   CHECK_THROWS_WITH_AS(below.fire(timed(1, 1.0)),
                        doctest::Contains("straggler_detected needs a ratio >= 1 (the slowest worker's time per "
-                                         "step over the median's) and a window of at least 1, got ratio 0.9 and "
-                                         "window 2"),
+                                         "step over the median's), a window of at least 1 and every at most 1000000 "
+                                         "steps, got ratio 0.9, window 2 and every 0"),
                        sy::usage_error);
   stragglers_gone empty{.window = 0};
   CHECK_THROWS_WITH_AS(empty.fire(timed(1, 1.0)), doctest::Contains("stragglers_gone needs a ratio >= 1"),
@@ -191,6 +191,11 @@ TEST_CASE("straggler triggers: a bad ratio or window is refused with what was gi
   // Sampling inside epochs: refused at the first sample.
   straggler_detected sampled{.ratio = 0.5, .every = 10};
   CHECK_THROWS_WITH_AS(sampled.fire_at(sampled_at(1.0)), doctest::Contains("got ratio 0.5"), sy::usage_error);
+  // validate() says the same before any observation, as switch_to and alternate ask on every rank.
+  CHECK_THROWS_WITH_AS(sampled.validate(), doctest::Contains("got ratio 0.5"), sy::usage_error);
+  CHECK_THROWS_WITH_AS(stragglers_gone{.every = 2000000}.validate(), doctest::Contains("every 2000000"),
+                       sy::usage_error);
+  CHECK_NOTHROW(stragglers_gone{.every = 10}.validate());
 }
 
 TEST_CASE("straggler triggers: a checkpoint keeps the run of epochs") {

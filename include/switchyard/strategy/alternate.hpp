@@ -73,7 +73,7 @@ std::string trigger_reason(const Trigger& t) {
 /// steps: a synchronous stage shares each worker's compute time per step with one small all-gather
 /// per sample, and in an asynchronous stage the coordinator (parameter server 0) times the
 /// workers' requests for batches, with no message of its own. At the end of each part of an epoch
-/// one all-reduce of two numbers tells every rank whether and after how many batches the stage
+/// one all-reduce of three numbers tells every rank whether and after how many batches the stage
 /// stopped, so every rank switches after the same batch; the other stage trains the rest of the
 /// epoch, and may switch back inside it. In an asynchronous stage the trigger's state lives on the
 /// coordinator, which alone asks it; a checkpoint keeps rank 0's copy, so a resumed run counts that
@@ -142,8 +142,9 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
     resume_at_.reset();
     with_active([&](auto& stage, auto& leave) {
       if constexpr (trigger::within_epoch<std::remove_cvref_t<decltype(leave)>>) {
-        // The rule reaches this object's trigger, which it re-installs at every part, so that a
-        // streak of samples goes on across epochs.
+        detail::check_trigger(stage, leave, t);
+        // The rule reaches this object's trigger, so that a streak of samples goes on across
+        // epochs; it is installed for this part only (end_epoch takes it back).
         traits::stop_when(stage, stop_rule{[when = &leave, before = stage_batches_](const trigger::progress& p) {
                                              return static_cast<bool>(
                                                  when->fire_at(trigger::progress{before + p.batches, p.sample}));
@@ -185,15 +186,15 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
   void end_epoch(Transport& t, Model& m, Optimizer& o) {
     const std::uint64_t part_trained = part_steps_ * with_active([&](auto& s, auto&) { return traits::worker_count(s, t); });
     active([&](auto& s) { traits::end_epoch(s, t, m, o); });
+    const std::optional<std::size_t> handed_out = active([](const auto& s) { return traits::stopped_after(s); });
+    active([](auto& s) { traits::stop_when(s, stop_rule{}); });
     if constexpr (trigger::within_epoch<ToB> || trigger::within_epoch<ToA>) {
       // Did the stage stop inside the epoch, and after how many of its batches? The workers of a
       // synchronous stage know; of an asynchronous one, the rank that handed out the batches.
       // The third number: the rank whose trigger decided (the coordinator; 0 in a synchronous
       // stage, where every worker decided alike), which tells the others why.
       std::array<std::uint64_t, 3> stopped{stopping_ ? 1u : 0u, stopping_ ? part_trained : 0, 0};
-      if (const std::optional<std::size_t> handed_out = active([](const auto& s) { return traits::stopped_after(s); })) {
-        stopped = {1, *handed_out, static_cast<std::uint64_t>(t.rank())};
-      }
+      if (handed_out) stopped = {1, *handed_out, static_cast<std::uint64_t>(t.rank())};
       collective::allreduce(t, stopped, ops::max{});
       if (stopped[0] != 0) agree_on_reason(t, static_cast<int>(stopped[2]));
       if (stopped[0] == 0 || stopped[1] >= part_batches_) {
@@ -211,8 +212,12 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
   }
 
   /// After an `end_epoch` that switched inside the epoch: the batches of that part the stage it
-  /// left trained; the trainer trains the rest under the other stage.
-  [[nodiscard]] std::optional<std::size_t> resume_at() const noexcept { return resume_at_; }
+  /// left trained; the trainer trains the rest under the other stage. Else the active stage's,
+  /// when it is a switch that did so.
+  [[nodiscard]] std::optional<std::size_t> resume_at() const {
+    if (resume_at_) return resume_at_;
+    return active([](const auto& s) { return traits::resume_at(s); });
+  }
 
   /// After each epoch: the active stage hears the record, then its trigger decides, when that
   /// stage trained the whole epoch (a switch inside it leaves the record to neither trigger).

@@ -104,7 +104,16 @@ class parameter_server {
   /// times per step between their requests: see `batch_coordinator`); the workers finish the ones
   /// they hold. What a `switch_to` or an `alternate` with a step trigger installs (asynchronous and
   /// bounded consistency only).
-  void stop_when(stop_rule rule) { coordinator_.stop_when(std::move(rule)); }
+  /// @throws usage_error for a rule that samples under a consistency that holds replies back
+  /// (bounded staleness): every worker's replies would then come at the slowest one's pace.
+  void stop_when(stop_rule rule) {
+    if (rule.sample_every != 0 && hands_out_batches() && consistency_.max_lead() != consistency::unbounded) {
+      switchyard::detail::raise<usage_error>(
+          "parameter_server: a sampling trigger (every > 0) needs asynchronous consistency: under bounded "
+          "staleness the replies wait for the slowest worker, so every worker's requests come at its pace");
+    }
+    coordinator_.stop_when(std::move(rule));
+  }
   /// On server 0, after the rule stopped this part of the epoch: the batches it handed out.
   [[nodiscard]] std::optional<std::size_t> stopped_after() const noexcept { return coordinator_.stopped_after(); }
 

@@ -166,12 +166,13 @@ class compute_sampler {
     seconds_ += std::chrono::duration<double>(clock::now() - *last_end_).count();
     ++timed_;
   }
-  // At the end of a step; every `every` steps, collective over all ranks: the sample.
+  // At the end of a step; every `every` steps, collective over all ranks: the sample (none when
+  // no step of the window was timed, the same on every rank).
   template <class Transport>
   std::optional<trigger::step_sample> step_ended(Transport& t, std::size_t every) {
     std::optional<trigger::step_sample> sample;
-    if (every != 0 && ++steps_ % every == 0) {
-      const double mine = timed_ == 0 ? 0.0 : seconds_ / static_cast<double>(timed_);
+    if (every != 0 && ++steps_ % every == 0 && timed_ != 0) {
+      const double mine = seconds_ / static_cast<double>(timed_);
       gathered_.resize(static_cast<std::size_t>(t.size()));
       collective::allgather(t, std::span<const double>(&mine, 1), gathered_);
       sample = trigger::summarize_steps(gathered_);
@@ -190,6 +191,19 @@ class compute_sampler {
   std::uint64_t steps_ = 0;  // steps of this part
   std::vector<double> gathered_;
 };
+
+// Before a part of an epoch, on every rank alike: the trigger's own settings (its `validate()`,
+// when it has one), and a refusal of a sampling trigger on a stage that gives no samples.
+template <class Stage, class Trigger, class Transport>
+void check_trigger(const Stage& stage, const Trigger& when, const Transport& t) {
+  if constexpr (requires { when.validate(); }) when.validate();
+  if (trigger::sample_every(when) != 0 && !traits::hands_out_batches(stage) && !compute_sampler::applies(stage, t)) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str(
+        "a trigger that samples every ", trigger::sample_every(when), " steps cannot watch stage '",
+        traits::name(stage), "', which gives no samples: a synchronous stage is sampled only when every rank is a "
+        "worker (a synchronous parameter server's servers take no steps)"));
+  }
+}
 
 // The rule a stage that hands out batches asks before each one: `when`'s `fire_at`, counting
 // from `before` batches, with the trigger's samples. By value: the count and the trigger do not
@@ -288,6 +302,7 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
     stopping_ = false;
     if constexpr (trigger::within_epoch<Trigger>) {
       if (!switched()) {
+        detail::check_trigger(first_, trigger_, t);
         // By value: the count trained before this part and the trigger do not change within it, and
         // a copy of the switch must not reach back into this object.
         traits::stop_when(first_, detail::stop_rule_for(trigger_, trained_ + epoch_trained_));

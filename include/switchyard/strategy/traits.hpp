@@ -255,6 +255,10 @@ constexpr void check_stoppable() {
                     requires(const Strategy& cs) { cs.stopped_after(); },
                 "a strategy with stop_when(rule) must also provide stopped_after() const, returning "
                 "std::optional<std::size_t>");
+  static_assert(!requires(const Strategy& cs) { cs.stopped_after(); } ||
+                    requires(Strategy& s) { s.stop_when(stop_rule{}); },
+                "a strategy with stopped_after() must also provide stop_when(strategy::stop_rule), which installs the "
+                "rule that stops its hand-out of batches");
 }
 
 /// The strategy stops handing out batches once `rule.fire` holds (see `stop_rule`); an empty rule

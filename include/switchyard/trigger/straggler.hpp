@@ -46,14 +46,20 @@ struct streak_rule {
   }
 };
 
+// The rule's settings.
+template <class Trigger>
+void check_rule(const Trigger& t, const char* name) {
+  if (!(t.ratio >= 1.0) || t.window == 0 || t.every > 1000000) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str(
+        name, " needs a ratio >= 1 (the slowest worker's time per step over the median's), a window of at least 1 "
+        "and every at most 1000000 steps, got ratio ", t.ratio, ", window ", t.window, " and every ", t.every));
+  }
+}
+
 // The rule, checked at the first observation; then whether `ratio` is one.
 template <class Trigger>
 bool observe(Trigger& t, double ratio, const char* name) {
-  if (t.state.seen == 0 && (!(t.ratio >= 1.0) || t.window == 0)) {
-    switchyard::detail::raise<usage_error>(switchyard::detail::str(
-        name, " needs a ratio >= 1 (the slowest worker's time per step over the median's) and a window of at least 1, "
-        "got ratio ", t.ratio, " and window ", t.window));
-  }
+  if (t.state.seen == 0) check_rule(t, name);
   t.state.last = ratio;
   return t.state.count(Trigger::meets(ratio, t.ratio), t.window, t.dwell);
 }
@@ -88,7 +94,8 @@ inline std::string straggler_reason(const streak_rule& state, const char* relati
 /// switchyard::trigger::straggler_detected when{.ratio = 2.0, .window = 1};         // per epoch
 /// switchyard::trigger::straggler_detected soon{.window = 3, .dwell = 3, .every = 20}; // per 20 steps
 /// @endcode
-/// @throws usage_error at its first observation when `ratio` is below 1 or `window` is 0.
+/// @throws usage_error at its first observation (or `validate()`) when `ratio` is below 1, `window`
+/// is 0 or `every` above 1000000.
 struct straggler_detected {
   double ratio = 1.5;
   std::size_t window = 2;
@@ -107,6 +114,9 @@ struct straggler_detected {
   [[nodiscard]] std::size_t sample_every() const noexcept { return every; }
   /// Why it fired, with the figures: the last ratio, the threshold and the run of observations.
   [[nodiscard]] std::string reason() const { return detail::straggler_reason(state, ">", ratio, every); }
+  /// Its settings, checked on every rank before each part of an epoch (by `switch_to` and
+  /// `alternate`), before any observation.
+  void validate() const { detail::check_rule(*this, "straggler_detected"); }
 };
 
 /// @brief Fires when no straggler is left: the straggler ratio is below `ratio` at each of
@@ -118,7 +128,8 @@ struct straggler_detected {
 /// @code
 /// switchyard::trigger::stragglers_gone calm{.ratio = 1.1, .window = 3};
 /// @endcode
-/// @throws usage_error at its first observation when `ratio` is below 1 or `window` is 0.
+/// @throws usage_error at its first observation (or `validate()`) when `ratio` is below 1, `window`
+/// is 0 or `every` above 1000000.
 struct stragglers_gone {
   double ratio = 1.2;
   std::size_t window = 2;
@@ -137,6 +148,8 @@ struct stragglers_gone {
   [[nodiscard]] std::size_t sample_every() const noexcept { return every; }
   /// Why it fired, with the figures: the last ratio, the threshold and the run of observations.
   [[nodiscard]] std::string reason() const { return detail::straggler_reason(state, "<", ratio, every); }
+  /// See `straggler_detected::validate`.
+  void validate() const { detail::check_rule(*this, "stragglers_gone"); }
 };
 
 /// Checkpoints (Boost.Serialization, by argument-dependent lookup): the observations made and the

@@ -58,8 +58,11 @@ struct progress {
 ///
 /// Required expression, besides `fire(record)`, for `const progress& p`:
 /// @code
-/// bool now = t.fire_at(p);   // must depend on p alone: the rank that asks is not always the same
+/// bool now = t.fire_at(p);   // the rank that asks is not always the same (below)
 /// @endcode
+/// `fire_at` may keep state of its own (a run of samples), but `fire(record)` must not depend on
+/// it: in an asynchronous stage only the coordinator asks `fire_at`, so the other ranks' copies
+/// never see those calls, and every rank must still answer `fire(record)` alike.
 /// Who asks, so that every rank switches after the same batch: in a synchronous stage every
 /// worker asks after each step with the same count, and they agree without a message; in an
 /// asynchronous stage the coordinator (parameter server 0, which hands out the batches) asks

@@ -89,9 +89,10 @@ TEST_CASE("ps.coordinator.samples: every K requests per worker, the workers' tim
                },
                2});
   c.begin_epoch(100, 3);
-  // Workers 0 and 1 ask in turn, 2 ms apart; worker 2 does not ask at all: its step is longer
-  // than the whole sampling window.
-  for (int i = 0; i < 6; ++i) {
+  // Worker 2 asks once, then no more: its step is longer than the whole sampling window. Workers
+  // 0 and 1 ask in turn, 2 ms apart.
+  REQUIRE(c.next(2));
+  for (int i = 0; i < 5; ++i) {
     std::this_thread::sleep_for(2ms);
     REQUIRE(c.next(static_cast<std::size_t>(i % 2)));
   }
@@ -99,12 +100,19 @@ TEST_CASE("ps.coordinator.samples: every K requests per worker, the workers' tim
   for (std::size_t i = 0; i < 5; ++i) CHECK_FALSE(samples[i]);
   REQUIRE(samples[5]);
   const sy::trigger::step_sample s = *samples[5];
-  // Worker 0 asked after 2, 6 and 10 ms, worker 1 after 4, 8 and 12; worker 2 has waited 12 ms.
-  CHECK(s.median_seconds >= 0.0033);
-  CHECK(s.slowest_seconds >= 0.012);
+  // The first request of each starts its clock. Worker 0 asked after 2, 6 and 10 ms (two steps of
+  // 4 ms), worker 1 after 4 and 8 (one of 4 ms, and 2 ms since); worker 2 has waited 10 ms.
+  CHECK(s.median_seconds >= 0.004);
+  CHECK(s.slowest_seconds >= 0.010);
   CHECK(s.slowest_seconds > 1.5 * s.median_seconds);
   // The next sample covers only the requests after this one.
   for (int i = 0; i < 6; ++i) REQUIRE(c.next(static_cast<std::size_t>(i % 3)));
   REQUIRE(samples.size() == 12);
   CHECK(samples[11]);
+  // A new epoch: workers that have not asked yet are left out of the sample.
+  c.begin_epoch(100, 3);
+  for (int i = 0; i < 6; ++i) REQUIRE(c.next(0));
+  REQUIRE(samples.size() == 18);
+  REQUIRE(samples[17]);
+  CHECK(samples[17]->slowest_seconds == samples[17]->median_seconds);  // worker 0 alone
 }

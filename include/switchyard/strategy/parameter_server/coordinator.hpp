@@ -24,8 +24,12 @@ namespace switchyard::strategy {
 ///
 /// With `rule.sample_every` = K, every K x W requests (W workers) the rule is also given a sample
 /// of the workers' times per step: each worker's mean time between two of its requests since the
-/// last sample, or the time since its last request when that is longer (a worker too slow to have
-/// asked again still counts as slow).
+/// last sample (for a worker that asked no second time since, the last such time it took), or the
+/// time since its last request when that is longer, so that a worker too slow to ask once per
+/// sample still counts as slow. A worker's first request of the epoch only starts its clock
+/// (whatever ran between the epochs is not a step), and a worker that has not asked yet is left
+/// out. Sampling needs the replies to follow the requests at once: `parameter_server` refuses it
+/// under bounded staleness, whose replies wait for the slowest worker.
 /// @code
 /// batch_coordinator c;
 /// c.begin_epoch(10, 3);   // workers hold batches 0, 1, 2
@@ -40,8 +44,7 @@ class batch_coordinator {
     next_ = std::min(workers, batches);
     stopped_after_.reset();
     requests_ = 0;
-    const clock::time_point now = clock::now();
-    timing_.assign(workers, worker_timing{now});
+    timing_.assign(workers, worker_timing{});
   }
 
   void stop_when(stop_rule rule) { rule_ = std::move(rule); }
@@ -66,9 +69,10 @@ class batch_coordinator {
  private:
   using clock = std::chrono::steady_clock;
   struct worker_timing {
-    clock::time_point last;  // its last request, or the epoch's start
-    double seconds = 0.0;    // between its requests since the last sample
+    std::optional<clock::time_point> last;  // its last request; empty before its first this epoch
+    double seconds = 0.0;                   // between its requests since the last sample
     std::size_t steps = 0;
+    double latest = 0.0;                    // its last time between two requests
   };
 
   // Times the request; every sample_every x workers requests, the sample of the workers' times.
@@ -76,14 +80,18 @@ class batch_coordinator {
     if (rule_.sample_every == 0 || worker >= timing_.size()) return std::nullopt;
     const clock::time_point now = clock::now();
     worker_timing& w = timing_[worker];
-    w.seconds += std::chrono::duration<double>(now - w.last).count();
-    ++w.steps;
+    if (w.last) {
+      w.latest = std::chrono::duration<double>(now - *w.last).count();
+      w.seconds += w.latest;
+      ++w.steps;
+    }
     w.last = now;
     if (++requests_ % (rule_.sample_every * timing_.size()) != 0) return std::nullopt;
     per_step_.clear();
     for (worker_timing& each : timing_) {
-      const double waited = std::chrono::duration<double>(now - each.last).count();
-      per_step_.push_back(std::max(each.steps == 0 ? 0.0 : each.seconds / static_cast<double>(each.steps), waited));
+      if (!each.last) continue;
+      const double waited = std::chrono::duration<double>(now - *each.last).count();
+      per_step_.push_back(std::max(each.steps == 0 ? each.latest : each.seconds / static_cast<double>(each.steps), waited));
       each.seconds = 0.0;
       each.steps = 0;
     }
