@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,31 +39,38 @@ struct outcome {
   std::vector<float> parameters;
 };
 
-// Trains over 4 in-process ranks for `epochs` epochs; rank 2 computes 15 ms a pass during the
-// epochs [slow_from, slow_to] and 3 ms otherwise, as every other rank does.
+// When rank 2 lags: given the epoch about to train and the passes it has made so far.
+using lag_schedule = std::function<bool(std::size_t epoch, std::size_t passes)>;
+
+// Trains over 4 in-process ranks for `epochs` epochs of 60 batches; rank 2 computes `slow` a pass
+// while `lags` says so, and `normal` otherwise, as every other rank does.
 template <class Policy>
-std::vector<outcome> train(const Policy& prototype, std::size_t epochs, std::size_t slow_from, std::size_t slow_to,
-                           bool checked = false) {
+std::vector<outcome> train_paced(const Policy& prototype, std::size_t epochs, const lag_schedule& lags,
+                                 std::chrono::milliseconds normal, std::chrono::milliseconds slow, bool checked) {
   const auto data = fixtures::quadrants(480, 7);
   sy::transport::inproc_options world;
   world.check_collectives = checked;
   return sy::transport::run_inproc(
       4,
       [&](sy::transport::inproc& t) {
-        using std::chrono::milliseconds;
-        fixtures::paced_mlp model{milliseconds(3)};
+        fixtures::paced_mlp model{normal};
         sy::optim::sgd optimizer{model.parameters().size(), 0.05};
         sy::train::trainer_options options;
         options.epochs = epochs;
         options.batch_size = 8;
         sy::train::trainer trainer{model, optimizer, prototype, options};
-        // The epoch about to train decides the pace: the straggler comes and goes.
-        const auto pace = [&](std::size_t epoch) {
-          const bool slow = t.rank() == 2 && epoch >= slow_from && epoch <= slow_to;
-          model.delay = slow ? milliseconds(15) : milliseconds(3);
-        };
-        pace(1);
-        trainer.on_epoch([&](const sy::train::epoch_record& e) { pace(e.epoch + 1); });
+        std::size_t epoch = 1;
+        std::size_t passes = 0;
+        const auto pace = [&] { model.delay = t.rank() == 2 && lags(epoch, passes) ? slow : normal; };
+        pace();
+        trainer.on_step([&](const sy::train::step_record&) {
+          ++passes;
+          pace();
+        });
+        trainer.on_epoch([&](const sy::train::epoch_record& e) {
+          epoch = e.epoch + 1;
+          pace();
+        });
         outcome result;
         for (const auto& e : trainer.fit(t, data, *data).epochs) result.stages.push_back(e.stage);
         result.switches = trainer.strategy().switches();
@@ -70,6 +78,16 @@ std::vector<outcome> train(const Policy& prototype, std::size_t epochs, std::siz
         return result;
       },
       world);
+}
+
+// Rank 2 computes 15 ms a pass during the epochs [slow_from, slow_to] and 3 ms otherwise.
+template <class Policy>
+std::vector<outcome> train(const Policy& prototype, std::size_t epochs, std::size_t slow_from, std::size_t slow_to,
+                           bool checked = false) {
+  using std::chrono::milliseconds;
+  return train_paced(
+      prototype, epochs, [=](std::size_t epoch, std::size_t) { return epoch >= slow_from && epoch <= slow_to; },
+      milliseconds(3), milliseconds(15), checked);
 }
 
 adaptive straggler_aware() {
@@ -193,42 +211,15 @@ TEST_CASE("alternate.within_epoch: step triggers switch inside epochs, both ways
 
 namespace {
 
-// Trains over 4 in-process ranks for `epochs` epochs, 60 batches each; rank 2 computes 30 ms a
-// pass during its passes [slow_from, slow_to) and 6 ms otherwise, as every other rank does (long
-// against the pass itself and the scheduler's noise, on a loaded machine too).
+// Rank 2 computes 30 ms a pass during its passes [slow_from, slow_to) and 6 ms otherwise (long
+// against the pass itself and the scheduler's noise, on a loaded machine too); checked collectives.
 template <class Policy>
 std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs, std::size_t slow_from,
                                     std::size_t slow_to) {
-  const auto data = fixtures::quadrants(480, 7);
-  sy::transport::inproc_options world;
-  world.check_collectives = true;
-  return sy::transport::run_inproc(
-      4,
-      [&](sy::transport::inproc& t) {
-        using std::chrono::milliseconds;
-        fixtures::paced_mlp model{milliseconds(6)};
-        sy::optim::sgd optimizer{model.parameters().size(), 0.05};
-        sy::train::trainer_options options;
-        options.epochs = epochs;
-        options.batch_size = 8;
-        sy::train::trainer trainer{model, optimizer, prototype, options};
-        std::size_t passes = 0;
-        const auto pace = [&] {
-          const bool slow = t.rank() == 2 && passes >= slow_from && passes < slow_to;
-          model.delay = slow ? milliseconds(30) : milliseconds(6);
-        };
-        pace();
-        trainer.on_step([&](const sy::train::step_record&) {
-          ++passes;
-          pace();
-        });
-        outcome result;
-        for (const auto& e : trainer.fit(t, data, *data).epochs) result.stages.push_back(e.stage);
-        result.switches = trainer.strategy().switches();
-        result.parameters.assign(model.parameters().begin(), model.parameters().end());
-        return result;
-      },
-      world);
+  using std::chrono::milliseconds;
+  return train_paced(
+      prototype, epochs, [=](std::size_t, std::size_t passes) { return passes >= slow_from && passes < slow_to; },
+      milliseconds(6), milliseconds(30), true);
 }
 
 }  // namespace
