@@ -5,6 +5,7 @@
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
 #include <switchyard/train/trainer.hpp>
+#include <switchyard/transport/faulty.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
 #include <switchyard/trigger/after_steps.hpp>
@@ -258,6 +259,39 @@ TEST_CASE("alternate.sampled: a straggler seen every few steps switches inside t
     }
     CHECK(r.stages == runs[0].stages);
     CHECK(r.parameters == runs[0].parameters);
+  }
+}
+
+TEST_CASE("alternate.sampled_busy_server: a straggler behind a slow server is still seen, by its compute time" *
+          doctest::timeout(240)) {
+  // Starts under the parameter server; rank 2 computes 30 ms a pass, the others 6 ms, all run long.
+  // The server, rank 3, waits 10 ms before each of its messages (four per push), so every worker
+  // waits about 120 ms for each reply and the workers' requests come at about the same rate: timed
+  // by their requests, the straggler would look gone within the first epoch. By the compute times
+  // the workers report with their pushes, the ratio stays near 5 and the run stays with the server.
+  using namespace std::chrono_literals;
+  using ps_first = strategy::alternate<ps, ar, trigger::stragglers_gone, trigger::straggler_detected>;
+  const ps_first prototype{ps{1}, ar{}, trigger::stragglers_gone{.ratio = 1.5, .window = 3, .dwell = 1, .every = 2},
+                           trigger::straggler_detected{.ratio = 2.5}};
+  const auto data = fixtures::quadrants(240, 7);
+  const auto runs = sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
+    sy::transport::faulty f(t, {.slow_rank = 3, .slow_delay = 10ms});
+    fixtures::paced_mlp model{t.rank() == 2 ? 30ms : 6ms};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = 1;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, prototype, options};
+    outcome result;
+    for (const auto& e : trainer.fit(f, data, *data).epochs) result.stages.push_back(e.stage);
+    result.switches = trainer.strategy().switches();
+    return result;
+  });
+  for (const outcome& r : runs) {
+    const std::string reason = r.switches.empty() ? std::string{} : r.switches[0].reason;
+    INFO(reason);
+    CHECK(r.switches.empty());
+    CHECK(r.stages == std::vector<std::string>{"ps"});
   }
 }
 

@@ -100,10 +100,11 @@ class parameter_server {
   step_outcome step(Transport& t, Model& model, Optimizer& optimizer);
 
   /// Server 0, which hands out the batches, stops handing them out once `rule.fire` holds for the
-  /// batches of this part of the epoch handed out so far (and, when the rule samples, the workers'
-  /// times per step between their requests: see `batch_coordinator`); the workers finish the ones
-  /// they hold. What a `switch_to` or an `alternate` with a step trigger installs (asynchronous and
-  /// bounded consistency only).
+  /// batches of this part of the epoch handed out so far; the workers finish the ones they hold.
+  /// When the rule samples, each worker also sends server 0 its compute time per step (from the
+  /// end of its last step to the start of this one) beside each push, and `batch_coordinator` makes
+  /// the samples of them. What a `switch_to` or an `alternate` with a step trigger installs, on
+  /// every rank (asynchronous and bounded consistency only).
   /// @throws usage_error for a rule that samples under a consistency that holds replies back
   /// (bounded staleness): every worker's replies would then come at the slowest one's pace.
   void stop_when(stop_rule rule) {
@@ -112,6 +113,7 @@ class parameter_server {
           "parameter_server: a sampling trigger (every > 0) needs asynchronous consistency: under bounded "
           "staleness the replies wait for the slowest worker, so every worker's requests come at its pace");
     }
+    sampling_ = rule.sample_every != 0 && hands_out_batches();
     coordinator_.stop_when(std::move(rule));
   }
   /// On server 0, after the rule stopped this part of the epoch: the batches it handed out.
@@ -148,6 +150,7 @@ class parameter_server {
   static constexpr int push_tag = 31000;
   static constexpr int pull_tag = 31001;
   static constexpr int assign_tag = 31002;
+  static constexpr int compute_tag = 31003;  // a worker's compute time per step, to server 0
   [[nodiscard]] block shard(std::size_t s) const { return block_of(arena_, servers_, s); }
   [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(workers_ + s); }
   // The clock of the slowest worker still training this epoch.
@@ -171,6 +174,8 @@ class parameter_server {
   ps_statistics stats_;
   batch_coordinator coordinator_;         // server 0: which batch to hand out next
   std::int64_t assignment_ = -1;          // worker: the batch server 0 handed out with its reply
+  bool sampling_ = false;                 // the stop rule samples: workers report their compute times
+  std::optional<std::chrono::steady_clock::time_point> step_end_;  // worker: the end of its last step this part
   // Server state, sized once in setup.
   std::vector<std::uint64_t> completed_;  // pushes applied per worker this epoch
   std::vector<bool> active_;              // workers that have not finished this epoch
@@ -199,6 +204,14 @@ template <class Request>
 std::vector<Request>& step_requests() {
   thread_local std::vector<Request> requests;
   return requests;
+}
+
+// A worker's report of its compute time for one step (negative: none), in the model's element type
+// so that it travels on a transport of that type; it must outlive the step's send.
+template <class T>
+T& step_report() {
+  thread_local T report;
+  return report;
 }
 
 }  // namespace detail
@@ -241,6 +254,7 @@ template <class Transport>
 void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batches) {
   // Worker w starts the epoch with batch w; the rest are handed out with the replies.
   coordinator_.begin_epoch(batches, workers_);
+  step_end_.reset();
   if (worker_index(t)) return;
   std::fill(completed_.begin(), completed_.end(), 0);
   for (std::size_t w = 0; w < workers_; ++w) active_[w] = w < batches;
@@ -260,6 +274,12 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   const auto started = std::chrono::steady_clock::now();
   const std::span<value> parameters = as_span(model.parameters());
   const std::span<const value> gradients = as_span(model.gradients());
+  // The compute time goes first: server 0 reads it when it answers the push after it.
+  if (sampling_) {
+    value& report = detail::step_report<value>();
+    report = step_end_ ? std::chrono::duration<value>(started - *step_end_).count() : value{-1};
+    requests.push_back(t.isend(std::span<const value>(&report, 1), server_rank(0), compute_tag));
+  }
   // Post every pull before any push, so a server's reply always finds its receive waiting.
   if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
   for (std::size_t s = 0; s < servers_; ++s) {
@@ -271,7 +291,8 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
     requests.push_back(t.isend(gradients.subspan(b.offset, b.size), server_rank(s), push_tag));
   }
   for (request& r : requests) r.wait();
-  stats_.worker_wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  step_end_ = std::chrono::steady_clock::now();
+  stats_.worker_wait_seconds += std::chrono::duration<double>(*step_end_ - started).count();
   stats_.bytes_pushed += gradients.size_bytes();
   stats_.bytes_pulled += parameters.size_bytes();
   step_outcome outcome{gradients.size_bytes(), std::nullopt};
@@ -284,7 +305,13 @@ template <class Transport, class Span>
 void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
   t.send(std::span<const typename Span::element_type>(shard_parameters), static_cast<int>(worker), pull_tag);
   if (hands_out_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
-    const std::optional<std::size_t> next = coordinator_.next(worker);
+    std::optional<double> compute;
+    if (sampling_) {
+      typename Span::element_type reported{};
+      t.recv(std::span<typename Span::element_type>(&reported, 1), static_cast<int>(worker), compute_tag);
+      if (reported >= 0) compute = static_cast<double>(reported);
+    }
+    const std::optional<std::size_t> next = coordinator_.next(worker, compute);
     const std::int64_t assignment = next ? static_cast<std::int64_t>(*next) : -1;
     t.send(std::span<const std::int64_t>(&assignment, 1), static_cast<int>(worker), assign_tag);
   }

@@ -78,13 +78,13 @@ concept within_epoch = trigger<T> && requires(T& t, const progress& p) {
 /// `t.sample_every()` steps of each worker (0: never), the stage it watches measures them and asks
 /// `t.fire_at(p)` with `p.sample` set.
 ///
-/// What a sample measures depends on the stage, so that it shows a straggler under either:
-/// - a synchronous stage in which every rank is a worker (all-reduce): each worker's mean compute
-///   time per step (the time between two of its steps, outside the exchange, which waits for the
-///   slowest), shared by one all-gather of one number per worker;
-/// - an asynchronous stage that hands out batches (a parameter server): each worker's mean time
-///   between two requests for a batch (its whole step), as the coordinator sees them, with no
-///   message of its own.
+/// A sample is each worker's mean compute time per step (the time between two of its steps,
+/// outside the exchange, which waits for the slowest worker or for the server's link), so that it
+/// shows a straggler under either kind of stage:
+/// - a synchronous stage in which every rank is a worker (all-reduce) shares them by one
+///   all-gather of one number per worker;
+/// - in an asynchronous stage that hands out batches (a parameter server) each worker sends its
+///   time to the coordinator beside its push.
 ///
 /// Another stage (a synchronous parameter server, whose servers take no steps) gives no samples.
 /// `straggler_detected` and `stragglers_gone` sample when their `every` is set.

@@ -79,7 +79,7 @@ TEST_CASE("ps.coordinator.stop: a rule that holds at once hands out nothing; an 
   CHECK(c.stopped_after() == std::nullopt);
 }
 
-TEST_CASE("ps.coordinator.samples: every K requests per worker, the workers' times between their requests") {
+TEST_CASE("ps.coordinator.samples: every K requests per worker, the compute times the workers report") {
   using namespace std::chrono_literals;
   batch_coordinator c;
   std::vector<std::optional<sy::trigger::step_sample>> samples;
@@ -89,30 +89,42 @@ TEST_CASE("ps.coordinator.samples: every K requests per worker, the workers' tim
                },
                2});
   c.begin_epoch(100, 3);
-  // Worker 2 asks once, then no more: its step is longer than the whole sampling window. Workers
-  // 0 and 1 ask in turn, 2 ms apart.
+  // Every worker's first request reports nothing. Workers 0 and 1 then report steps of 10 and
+  // 30 ms; worker 2 asks no more.
   REQUIRE(c.next(2));
-  for (int i = 0; i < 5; ++i) {
-    std::this_thread::sleep_for(2ms);
-    REQUIRE(c.next(static_cast<std::size_t>(i % 2)));
-  }
+  REQUIRE(c.next(0));
+  REQUIRE(c.next(1));
+  std::this_thread::sleep_for(20ms);
+  REQUIRE(c.next(0, 0.010));
+  REQUIRE(c.next(1, 0.030));
+  REQUIRE(c.next(0, 0.010));
   REQUIRE(samples.size() == 6);
   for (std::size_t i = 0; i < 5; ++i) CHECK_FALSE(samples[i]);
   REQUIRE(samples[5]);
-  const sy::trigger::step_sample s = *samples[5];
-  // The first request of each starts its clock. Worker 0 asked after 2, 6 and 10 ms (two steps of
-  // 4 ms), worker 1 after 4 and 8 (one of 4 ms, and 2 ms since); worker 2 has waited 10 ms.
-  CHECK(s.median_seconds >= 0.004);
-  CHECK(s.slowest_seconds >= 0.010);
-  CHECK(s.slowest_seconds > 1.5 * s.median_seconds);
-  // The next sample covers only the requests after this one.
-  for (int i = 0; i < 6; ++i) REQUIRE(c.next(static_cast<std::size_t>(i % 3)));
+  // Worker 0: 10 ms, worker 1: 30 ms, worker 2: no report, so the 20 ms and more since it asked.
+  // The lower median of three is the middle one (worker 2, unless the machine slept past 30 ms).
+  CHECK(samples[5]->median_seconds >= 0.020);
+  CHECK(samples[5]->median_seconds <= doctest::Approx(0.030));
+  CHECK(samples[5]->slowest_seconds >= doctest::Approx(0.030));
+  // The next sample covers only the reports after this one: all three report 10 ms, and the
+  // time since a request does not count for a worker that reported.
+  for (int i = 0; i < 6; ++i) REQUIRE(c.next(static_cast<std::size_t>(i % 3), 0.010));
   REQUIRE(samples.size() == 12);
-  CHECK(samples[11]);
-  // A new epoch: workers that have not asked yet are left out of the sample.
-  c.begin_epoch(100, 3);
-  for (int i = 0; i < 6; ++i) REQUIRE(c.next(0));
+  REQUIRE(samples[11]);
+  CHECK(samples[11]->slowest_seconds == doctest::Approx(0.010));
+  CHECK(samples[11]->median_seconds == doctest::Approx(0.010));
+  // A worker that reported before but has not asked since the last sample counts with the longer
+  // of its last report and the time since its request: worker 2 reported 10 ms, then waits 25.
+  std::this_thread::sleep_for(25ms);
+  for (int i = 0; i < 6; ++i) REQUIRE(c.next(static_cast<std::size_t>(i % 2), 0.005));
   REQUIRE(samples.size() == 18);
   REQUIRE(samples[17]);
-  CHECK(samples[17]->slowest_seconds == samples[17]->median_seconds);  // worker 0 alone
+  CHECK(samples[17]->median_seconds == doctest::Approx(0.005));
+  CHECK(samples[17]->slowest_seconds >= 0.025);
+  // A new epoch: workers that have not asked yet are left out of the sample.
+  c.begin_epoch(100, 3);
+  for (int i = 0; i < 6; ++i) REQUIRE(c.next(0, 0.004));
+  REQUIRE(samples.size() == 24);
+  REQUIRE(samples[23]);
+  CHECK(samples[23]->slowest_seconds == samples[23]->median_seconds);  // worker 0 alone
 }

@@ -23,13 +23,15 @@ namespace switchyard::strategy {
 /// trigger installs). The rule stays from epoch to epoch; an empty rule never stops.
 ///
 /// With `rule.sample_every` = K, every K x W requests (W workers) the rule is also given a sample
-/// of the workers' times per step: each worker's mean time between two of its requests since the
-/// last sample (for a worker that asked no second time since, the last such time it took), or the
-/// time since its last request when that is longer, so that a worker too slow to ask once per
-/// sample still counts as slow. A worker's first request of the epoch only starts its clock
-/// (whatever ran between the epochs is not a step), and a worker that has not asked yet is left
-/// out. Sampling needs the replies to follow the requests at once: `parameter_server` refuses it
-/// under bounded staleness, whose replies wait for the slowest worker.
+/// of the workers' compute times per step, which they report with their requests: each worker's
+/// mean compute time per step over its reports since the last sample. A worker that has not asked
+/// since the last sample counts with the longer of its last reported time and the time since its
+/// last request, so that a worker too slow to ask once per sample still counts as slow. A worker's
+/// first request of a part reports nothing (whatever ran before it is not a step), and a worker
+/// that has not asked yet is left out. Compute times, not the time between requests: the
+/// requests of every worker also wait for the server's link, which would hide a slow worker.
+/// Sampling needs the replies to follow the requests at once: `parameter_server` refuses it under
+/// bounded staleness, whose replies wait for the slowest worker.
 /// @code
 /// batch_coordinator c;
 /// c.begin_epoch(10, 3);   // workers hold batches 0, 1, 2
@@ -50,9 +52,11 @@ class batch_coordinator {
   void stop_when(stop_rule rule) { rule_ = std::move(rule); }
 
   /// The batch to hand out now to `worker`, which asks for one, or empty when the epoch's batches
-  /// are all handed out or the rule stopped the hand-out.
-  [[nodiscard]] std::optional<std::size_t> next(std::size_t worker) {
-    const std::optional<trigger::step_sample> sample = time_request(worker);
+  /// are all handed out or the rule stopped the hand-out. `compute_seconds`: when the rule
+  /// samples, the worker's compute time for the step it just finished (empty for its first
+  /// request of the part).
+  [[nodiscard]] std::optional<std::size_t> next(std::size_t worker, std::optional<double> compute_seconds = {}) {
+    const std::optional<trigger::step_sample> sample = record(worker, compute_seconds);
     if (!stopped_after_ && next_ < batches_ && rule_.fire && rule_.fire(trigger::progress{next_, sample})) {
       stopped_after_ = next_;
     }
@@ -69,19 +73,19 @@ class batch_coordinator {
  private:
   using clock = std::chrono::steady_clock;
   struct worker_timing {
-    std::optional<clock::time_point> last;  // its last request; empty before its first this epoch
-    double seconds = 0.0;                   // between its requests since the last sample
-    std::size_t steps = 0;
-    double latest = 0.0;                    // its last time between two requests
+    std::optional<clock::time_point> last;  // its last request; empty before its first this part
+    double seconds = 0.0;                   // compute reported since the last sample
+    std::size_t steps = 0;                  // reports since the last sample
+    double latest = 0.0;                    // its last report
   };
 
-  // Times the request; every sample_every x workers requests, the sample of the workers' times.
-  std::optional<trigger::step_sample> time_request(std::size_t worker) {
+  // Records the request and its report; every sample_every x workers requests, the sample.
+  std::optional<trigger::step_sample> record(std::size_t worker, std::optional<double> compute_seconds) {
     if (rule_.sample_every == 0 || worker >= timing_.size()) return std::nullopt;
     const clock::time_point now = clock::now();
     worker_timing& w = timing_[worker];
-    if (w.last) {
-      w.latest = std::chrono::duration<double>(now - *w.last).count();
+    if (compute_seconds) {
+      w.latest = *compute_seconds;
       w.seconds += w.latest;
       ++w.steps;
     }
@@ -91,7 +95,8 @@ class batch_coordinator {
     for (worker_timing& each : timing_) {
       if (!each.last) continue;
       const double waited = std::chrono::duration<double>(now - *each.last).count();
-      per_step_.push_back(std::max(each.steps == 0 ? each.latest : each.seconds / static_cast<double>(each.steps), waited));
+      per_step_.push_back(each.steps == 0 ? std::max(each.latest, waited)
+                                          : each.seconds / static_cast<double>(each.steps));
       each.seconds = 0.0;
       each.steps = 0;
     }
