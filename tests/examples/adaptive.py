@@ -2,7 +2,8 @@
 """Runs examples/fashion_mnist --strategy adaptive in process with rank 2 computing 4x slower, and
 checks that the run left all-reduce for the parameter server after its first epoch (window and
 dwell of 1) and stayed there, that the switch is printed and listed in the summary with its
-straggler ratio, and that the epoch log names each epoch's stage.
+straggler ratio, and that the epoch log names each epoch's stage and carries the switch, with its
+reason, on the line after the epoch it followed.
 
     adaptive.py FASHION_MNIST
 """
@@ -30,6 +31,8 @@ with tempfile.TemporaryDirectory() as work:
     assert record["test_accuracy"] > 0.7, record
     rows = list(csv.DictReader(open(log)))
     assert [row["stage"] for row in rows] == ["allreduce", "ps", "ps"], rows
+    assert [row["switches"] for row in rows] == ["", record["switches"][0], ""], rows
+    assert float(rows[0]["slowest_step_compute_seconds"]) > 2.0 * float(rows[0]["median_step_compute_seconds"]), rows
     # The straggler's pass counts as compute: under all-reduce, where every worker trains as many
     # steps, the slowest worker computes far longer than the mean (under the server it trains fewer).
     assert float(rows[0]["slowest_compute_seconds"]) > 1.5 * float(rows[0]["compute_seconds"]), rows
