@@ -38,7 +38,11 @@ echo "$out"
 for h in 0 1 2; do
   [[ $(grep -c " host h$h netns .* cgroup /switchyard-emulate/h$h " <<<"$out") -eq 2 ]] || fail "h$h does not hold 2 ranks"
 done
-echo "ok: --ranks-per-host 2 puts two ranks in each host"
+# Dealt round-robin: rank r on host r mod 3, so the last 3 ranks (servers) sit beside ranks 0 to 2.
+for r in 0 1 2 3 4 5; do
+  grep -q "^rank $r host h$((r % 3)) " <<<"$out" || fail "rank $r is not on host h$((r % 3)): $out"
+done
+echo "ok: --ranks-per-host 2 puts two ranks in each host, rank r on host r mod 3"
 
 # The MPI collective suite across the hosts (passive waits, as `run` sets them).
 timeout 300 "$emulate" run -- "$suite" || fail "the MPI collective suite failed across 3 emulated hosts"
