@@ -43,6 +43,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -90,6 +91,7 @@ struct config {
   std::size_t straggler_window = 2;
   std::size_t straggler_dwell = 2;
   std::size_t straggler_every = 0;  // steps per sample; 0: one observation per epoch
+  double straggler_min_wait = 0.0;  // the least share of a step the others wait for the straggler
 };
 
 // --straggler RANK:FACTOR: that worker sleeps (FACTOR - 1) times its own compute time each step.
@@ -299,7 +301,17 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
         if (t.rank() == 0) fmt::print("resuming from {} after epoch {}\n", file.string(), epoch);
       }
     }
-    if (log) trainer.on_epoch([&](const sy::train::epoch_record& e) { log->write(e); });
+    // Each line names the switches made since the last one (a switch between epochs comes after
+    // the record of the epoch before it, so it is on the next line; its sentence names its epoch).
+    // A resumed run logs only its own.
+    std::size_t logged = describe_switches(trainer.strategy()).size();
+    if (log) {
+      trainer.on_epoch([&](const sy::train::epoch_record& e) {
+        const std::vector<std::string> switches = describe_switches(trainer.strategy());
+        log->write(e, std::span<const std::string>(switches).subspan(logged));
+        logged = switches.size();
+      });
+    }
     if (slow.rank == t.rank()) model.factor = slow.factor;
     sy::train::history history = trainer.fit(t, data.train, *data.test);
     return summarize(t, trainer.strategy(), std::move(history));
@@ -338,7 +350,11 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   options.rescale_for_batch = c.switch_rescale == "batch";
   if (c.strategy == "adaptive") {
     const sy::trigger::straggler_detected detect{
-        .ratio = c.straggler_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell, .every = c.straggler_every};
+        .ratio = c.straggler_ratio,
+        .window = c.straggler_window,
+        .dwell = c.straggler_dwell,
+        .every = c.straggler_every,
+        .min_wait = c.straggler_min_wait};
     const sy::trigger::stragglers_gone calm{
         .ratio = c.calm_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell, .every = c.straggler_every};
     return with_parameter_server(c, [&](auto ps) {
@@ -472,6 +488,11 @@ inline void add_training_options(CLI::App& app, config& c) {
                  "Adaptive: sample the workers' step times every this many steps of each and switch inside the "
                  "epoch (0: decide once per epoch)")
       ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  app.add_option("--straggler-min-wait", c.straggler_min_wait,
+                 "Adaptive: leave all-reduce only when the others also wait for the straggler at least this share "
+                 "of each step (0: do not ask)")
+      ->check(CLI::Range(0.0, 0.99))
       ->capture_default_str();
   app.add_flag("--resume", c.resume,
                "Continue from DIR/checkpoint.bin of --checkpoint DIR (the other options as in the run it continues)");

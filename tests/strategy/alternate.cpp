@@ -262,6 +262,28 @@ TEST_CASE("alternate.sampled: a straggler seen every few steps switches inside t
   }
 }
 
+TEST_CASE("alternate.sampled_min_wait: all-reduce is left only when the straggler costs it that share of a step" *
+          doctest::timeout(240)) {
+  // Rank 2 lags 5x from its 11th pass to the end: the others wait for it about 24 of every 30 ms
+  // or so, some 75% of each step (the samples measure the whole step, so a min_wait above that
+  // share would keep all-reduce, as it should where communication dominates).
+  const auto with_min_wait = [](double share) {
+    return adaptive{ar{}, ps{1},
+                    trigger::straggler_detected{.ratio = 2.5, .window = 3, .dwell = 3, .every = 3, .min_wait = share},
+                    trigger::stragglers_gone{.ratio = 1.5, .window = 3, .dwell = 3, .every = 3}};
+  };
+  for (const outcome& r : train_by_steps(with_min_wait(0.95), 2, 10, 1000)) {
+    CHECK(r.switches.empty());
+    CHECK(r.stages == std::vector<std::string>(2, "allreduce"));
+  }
+  for (const outcome& r : train_by_steps(with_min_wait(0.4), 2, 10, 1000)) {
+    REQUIRE(r.switches.size() == 1);
+    CHECK(r.switches[0].to == "ps");
+    CHECK(r.switches[0].reason.find("> 2.5 for 3 samples, the others waiting ") != std::string::npos);
+    CHECK(r.switches[0].reason.ends_with(">= 40% of each step"));
+  }
+}
+
 TEST_CASE("alternate.sampled_busy_server: a straggler behind a slow server is still seen, by its compute time" *
           doctest::timeout(240)) {
   // Starts under the parameter server; rank 2 computes 30 ms a pass, the others 6 ms, all run long.

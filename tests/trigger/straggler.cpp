@@ -244,6 +244,42 @@ TEST_CASE("straggler triggers: the reason names the ratio, the threshold and the
   CHECK(calm.reason() == "straggler ratio 1.00 < 1.2 for 1 epoch");
 }
 
+TEST_CASE("straggler triggers: min_wait asks that the straggler also cost the synchronous stage that share") {
+  // Samples with a step time: the straggler computes `ratio` x 10 ms, and a step lasts `step`.
+  const auto sample = [](double ratio, double step) {
+    return sy::trigger::progress{0, sy::trigger::step_sample{ratio * 0.010, 0.010, step}};
+  };
+  // Ratio 2.4 in both, but communication-bound (a 140 ms step: the others wait 10%) or
+  // compute-bound (a 30 ms step: they wait 47%).
+  straggler_detected costly{.window = 2, .dwell = 1, .every = 5, .min_wait = 0.25};
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(costly.fire_at(sample(2.4, 0.140)));
+  CHECK_FALSE(costly.fire_at(sample(2.4, 0.030)));
+  CHECK(costly.fire_at(sample(2.4, 0.030)));
+  CHECK(costly.reason() == "straggler ratio 2.40 > 1.5 for 2 samples, the others waiting 47% >= 25% of each step");
+  // Without min_wait the ratio alone decides, and the reason says nothing of waiting.
+  straggler_detected any{.window = 2, .dwell = 1, .every = 5};
+  CHECK_FALSE(any.fire_at(sample(2.4, 0.140)));
+  CHECK(any.fire_at(sample(2.4, 0.140)));
+  CHECK(any.reason() == "straggler ratio 2.40 > 1.5 for 2 samples");
+  // A sample without a step time (an asynchronous stage's) is judged by its ratio alone.
+  straggler_detected async{.window = 1, .dwell = 1, .every = 5, .min_wait = 0.25};
+  CHECK(async.fire_at(sampled_at(2.4)));
+  // Per epoch: the wait share of a record is the mean worker's exchange beyond the least one's
+  // over its training time, here (3 - 1) / (5 + 3) = 25%.
+  sy::train::epoch_record r = timed(1, 3.0);
+  r.compute_seconds = 5.0;
+  r.exchange_seconds = 3.0;
+  r.least_exchange_seconds = 1.0;
+  CHECK(sy::trigger::straggler_wait_share(r) == doctest::Approx(0.25));
+  CHECK(straggler_detected{.window = 1, .dwell = 1, .min_wait = 0.25}.fire(r));
+  CHECK_FALSE(straggler_detected{.window = 1, .dwell = 1, .min_wait = 0.3}.fire(r));
+  CHECK(sy::trigger::straggler_wait_share(record(1)) == 0.0);  // no times
+  // min_wait is a share of a step.
+  CHECK_THROWS_WITH_AS(straggler_detected{.min_wait = 1.0}.validate(),
+                       doctest::Contains("straggler_detected needs min_wait in [0, 1)"), sy::usage_error);
+  CHECK_THROWS_WITH_AS(straggler_detected{.min_wait = -0.1}.fire(r), doctest::Contains("got -0.1"), sy::usage_error);
+}
+
 TEST_CASE("trigger.summarize_steps: the slowest and the (lower) median of the workers' times") {
   std::vector<double> odd{0.3, 0.1, 0.2};
   const sy::trigger::step_sample a = sy::trigger::summarize_steps(odd);

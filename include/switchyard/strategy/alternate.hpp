@@ -137,8 +137,7 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
   template <class Transport>
   void begin_epoch(Transport& t, std::size_t batches) {
     part_batches_ = batches;
-    part_steps_ = 0;
-    stopping_ = false;
+    part_.begin();
     resume_at_.reset();
     with_active([&](auto& stage, auto& leave) {
       if constexpr (trigger::within_epoch<std::remove_cvref_t<decltype(leave)>>) {
@@ -150,7 +149,6 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
                                                  when->fire_at(trigger::progress{before + p.batches, p.sample}));
                                            },
                                            trigger::sample_every(leave)});
-        sampler_.begin_part();
       }
       traits::begin_epoch(stage, t, batches);
     });
@@ -164,27 +162,14 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
       if constexpr (!trigger::within_epoch<Leave>) {
         return traits::step(stage, t, m, o);
       } else {
-        // A synchronous stage: every worker counts the same batches and sees the same samples.
-        const bool sampled = trigger::sample_every(leave) != 0 && detail::compute_sampler::applies(stage, t);
-        if (sampled) sampler_.step_started();
-        step_outcome outcome = traits::step(stage, t, m, o);
-        if (!traits::hands_out_batches(stage)) {
-          ++part_steps_;
-          trigger::progress p{stage_batches_ + part_steps_ * traits::worker_count(stage, t)};
-          if (sampled) p.sample = sampler_.step_ended(t, trigger::sample_every(leave));
-          if (!stopping_ && static_cast<bool>(leave.fire_at(p))) {
-            stopping_ = true;
-            outcome.last = true;
-          }
-        }
-        return outcome;
+        return part_.step(stage, leave, stage_batches_, t, m, o);
       }
     });
   }
 
   template <class Transport, class Model, class Optimizer>
   void end_epoch(Transport& t, Model& m, Optimizer& o) {
-    const std::uint64_t part_trained = part_steps_ * with_active([&](auto& s, auto&) { return traits::worker_count(s, t); });
+    const std::uint64_t part_trained = part_.steps() * with_active([&](auto& s, auto&) { return traits::worker_count(s, t); });
     active([&](auto& s) { traits::end_epoch(s, t, m, o); });
     const std::optional<std::size_t> handed_out = active([](const auto& s) { return traits::stopped_after(s); });
     active([](auto& s) { traits::stop_when(s, stop_rule{}); });
@@ -193,7 +178,7 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
       // synchronous stage know; of an asynchronous one, the rank that handed out the batches.
       // The third number: the rank whose trigger decided (the coordinator; 0 in a synchronous
       // stage, where every worker decided alike), which tells the others why.
-      std::array<std::uint64_t, 3> stopped{stopping_ ? 1u : 0u, stopping_ ? part_trained : 0, 0};
+      std::array<std::uint64_t, 3> stopped{part_.stopping() ? 1u : 0u, part_.stopping() ? part_trained : 0, 0};
       if (handed_out) stopped = {1, *handed_out, static_cast<std::uint64_t>(t.rank())};
       collective::allreduce(t, stopped, ops::max{});
       if (stopped[0] != 0) agree_on_reason(t, static_cast<int>(stopped[2]));
@@ -352,13 +337,11 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
   // The current epoch and part of it.
   std::size_t epoch_batches_ = 0;     // batches of the epoch trained in its earlier parts
   std::size_t part_batches_ = 0;      // the batches the trainer plans for this part
-  std::uint64_t part_steps_ = 0;      // steps of a synchronous stage, on each worker
-  bool stopping_ = false;             // its trigger fired at one of them
-  bool switch_pending_ = false;       // ... at the part's last batch: switch in after_epoch
+  detail::watched_part part_;         // a synchronous stage's steps, stop and samples
+  bool switch_pending_ = false;       // its trigger fired at the part's last batch: switch in after_epoch
   bool switched_in_epoch_ = false;    // a part of this epoch trained under the other stage
   std::optional<std::size_t> resume_at_;
   std::string stop_reason_;           // why the stage stopped inside this epoch
-  detail::compute_sampler sampler_;   // a synchronous stage's samples, for a sampling trigger
 };
 
 }  // namespace switchyard::strategy

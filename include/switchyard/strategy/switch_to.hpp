@@ -144,7 +144,8 @@ class forwards_to_active {
 
 // The straggler samples of a synchronous stage in which every rank is a worker (see
 // `trigger::samples_steps`): each worker's compute time per step, from the end of its last step to
-// the start of this one, shared every `every` steps by one all-gather of one number per worker.
+// the start of this one, and its whole step, end to end, shared every `every` steps by one
+// all-gather of two numbers per worker.
 class compute_sampler {
  public:
   // Whether a synchronous `stage` can be sampled: every rank steps, so every rank joins the gather.
@@ -156,27 +157,39 @@ class compute_sampler {
   // A new part of an epoch: its first step has no earlier end to time from.
   void begin_part() noexcept {
     last_end_.reset();
-    seconds_ = 0.0;
+    mine_ = {};
     timed_ = 0;
     steps_ = 0;
   }
   // At the start of a step, after the worker's forward and backward pass.
   void step_started() {
     if (!last_end_) return;
-    seconds_ += std::chrono::duration<double>(clock::now() - *last_end_).count();
-    ++timed_;
+    mine_[0] += std::chrono::duration<double>(clock::now() - *last_end_).count();
   }
   // At the end of a step; every `every` steps, collective over all ranks: the sample (none when
   // no step of the window was timed, the same on every rank).
   template <class Transport>
   std::optional<trigger::step_sample> step_ended(Transport& t, std::size_t every) {
+    const clock::time_point now = clock::now();
+    if (last_end_) {
+      mine_[1] += std::chrono::duration<double>(now - *last_end_).count();
+      ++timed_;
+    }
     std::optional<trigger::step_sample> sample;
     if (every != 0 && ++steps_ % every == 0 && timed_ != 0) {
-      const double mine = seconds_ / static_cast<double>(timed_);
-      gathered_.resize(static_cast<std::size_t>(t.size()));
-      collective::allgather(t, std::span<const double>(&mine, 1), gathered_);
-      sample = trigger::summarize_steps(gathered_);
-      seconds_ = 0.0;
+      for (double& each : mine_) each /= static_cast<double>(timed_);
+      const auto workers = static_cast<std::size_t>(t.size());
+      gathered_.resize(2 * workers);
+      collective::allgather(t, std::span<const double>(mine_), gathered_);
+      compute_.resize(workers);
+      whole_.resize(workers);
+      for (std::size_t w = 0; w < workers; ++w) {
+        compute_[w] = gathered_[2 * w];
+        whole_[w] = gathered_[2 * w + 1];
+      }
+      sample = trigger::summarize_steps(compute_);
+      sample->step_seconds = trigger::summarize_steps(whole_).median_seconds;
+      mine_ = {};
       timed_ = 0;
     }
     last_end_ = clock::now();
@@ -186,10 +199,51 @@ class compute_sampler {
  private:
   using clock = std::chrono::steady_clock;
   std::optional<clock::time_point> last_end_;
-  double seconds_ = 0.0;     // compute since the last sample
-  std::size_t timed_ = 0;    // steps it covers
-  std::uint64_t steps_ = 0;  // steps of this part
-  std::vector<double> gathered_;
+  std::array<double, 2> mine_{};  // compute and whole steps since the last sample, summed
+  std::size_t timed_ = 0;         // steps they cover
+  std::uint64_t steps_ = 0;       // steps of this part
+  std::vector<double> gathered_;  // the workers' two numbers, worker by worker
+  std::vector<double> compute_;
+  std::vector<double> whole_;
+};
+
+// One part of an epoch under a stage that a trigger watches between steps (`trigger::within_epoch`):
+// in a synchronous stage every worker counts the same batches, sees the same samples and asks the
+// trigger alike, so they stop after the same step. A stage that hands out batches asks its rule
+// instead (`stop_rule_for`); here it only steps.
+class watched_part {
+ public:
+  void begin() noexcept {
+    steps_ = 0;
+    stopping_ = false;
+    sampler_.begin_part();
+  }
+  // One step of `stage`, whose trigger `when` counts from `before` batches trained before this part.
+  template <class Stage, class Trigger, class Transport, class Model, class Optimizer>
+  step_outcome step(Stage& stage, Trigger& when, std::uint64_t before, Transport& t, Model& m, Optimizer& o) {
+    const bool sampled = trigger::sample_every(when) != 0 && compute_sampler::applies(stage, t);
+    if (sampled) sampler_.step_started();
+    step_outcome outcome = traits::step(stage, t, m, o);
+    if (!traits::hands_out_batches(stage)) {
+      ++steps_;
+      trigger::progress p{before + steps_ * traits::worker_count(stage, t)};
+      if (sampled) p.sample = sampler_.step_ended(t, trigger::sample_every(when));
+      if (!stopping_ && static_cast<bool>(when.fire_at(p))) {
+        stopping_ = true;
+        outcome.last = true;
+      }
+    }
+    return outcome;
+  }
+  // The steps of this part, on each worker of a synchronous stage.
+  [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
+  // Whether the trigger fired at one of them.
+  [[nodiscard]] bool stopping() const noexcept { return stopping_; }
+
+ private:
+  std::uint64_t steps_ = 0;
+  bool stopping_ = false;
+  compute_sampler sampler_;  // the samples, for a sampling trigger
 };
 
 // Before a part of an epoch, on every rank alike: the trigger's own settings (its `validate()`,
@@ -298,15 +352,13 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
   void begin_epoch(Transport& t, std::size_t batches) {
     resume_at_.reset();
     part_batches_ = batches;
-    part_steps_ = 0;
-    stopping_ = false;
+    part_.begin();
     if constexpr (trigger::within_epoch<Trigger>) {
       if (!switched()) {
         detail::check_trigger(first_, trigger_, t);
         // By value: the count trained before this part and the trigger do not change within it, and
         // a copy of the switch must not reach back into this object.
         traits::stop_when(first_, detail::stop_rule_for(trigger_, trained_ + epoch_trained_));
-        sampler_.begin_part();
       }
     }
     active([&](auto& s) { traits::begin_epoch(s, t, batches); });
@@ -319,21 +371,7 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
     if constexpr (!trigger::within_epoch<Trigger>) {
       return traits::step(first_, t, m, o);
     } else {
-      // A synchronous stage: every worker counts the same batches (and sees the same samples) and
-      // decides the same.
-      const bool sampled = trigger::sample_every(trigger_) != 0 && detail::compute_sampler::applies(first_, t);
-      if (sampled) sampler_.step_started();
-      step_outcome outcome = traits::step(first_, t, m, o);
-      if (!traits::hands_out_batches(first_)) {
-        ++part_steps_;
-        trigger::progress p{trained_ + epoch_trained_ + part_steps_ * traits::worker_count(first_, t)};
-        if (sampled) p.sample = sampler_.step_ended(t, trigger::sample_every(trigger_));
-        if (!stopping_ && trigger_.fire_at(p)) {
-          stopping_ = true;
-          outcome.last = true;
-        }
-      }
-      return outcome;
+      return part_.step(first_, trigger_, trained_ + epoch_trained_, t, m, o);
     }
   }
 
@@ -342,13 +380,13 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
     const bool first_active = !switched();
     // Counted before the stage's own end_epoch: a switch nested as the first stage may change its
     // workers there.
-    const std::uint64_t part_trained = part_steps_ * traits::worker_count(first_, t);
+    const std::uint64_t part_trained = part_.steps() * traits::worker_count(first_, t);
     active([&](auto& s) { traits::end_epoch(s, t, m, o); });
     if constexpr (trigger::within_epoch<Trigger>) {
       if (!first_active) return;
       // Did the stage stop inside the epoch, and after how many of its batches? The workers of
       // a synchronous stage know; of an asynchronous one, the rank that handed out the batches.
-      std::array<std::uint64_t, 2> stopped{stopping_ ? 1u : 0u, stopping_ ? part_trained : 0};
+      std::array<std::uint64_t, 2> stopped{part_.stopping() ? 1u : 0u, part_.stopping() ? part_trained : 0};
       if (const std::optional<std::size_t> handed_out = traits::stopped_after(first_)) stopped = {1, *handed_out};
       collective::allreduce(t, stopped, ops::max{});
       if (stopped[0] == 0) {
@@ -464,11 +502,9 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
   std::uint64_t epoch_trained_ = 0;  // ... in this epoch's earlier parts (a nested switch stopped)
   // The current part of an epoch.
   std::size_t part_batches_ = 0;     // the batches the trainer plans for it
-  std::uint64_t part_steps_ = 0;     // steps of a synchronous first stage, on each worker
-  bool stopping_ = false;            // the trigger fired at one of them
-  bool switch_pending_ = false;      // ... at the part's last step: switch in after_epoch
+  detail::watched_part part_;        // a synchronous first stage's steps, stop and samples
+  bool switch_pending_ = false;      // the trigger fired at the part's last step: switch in after_epoch
   std::optional<std::size_t> resume_at_;
-  detail::compute_sampler sampler_;  // a synchronous first stage's samples, for a sampling trigger
 };
 
 }  // namespace switchyard::strategy

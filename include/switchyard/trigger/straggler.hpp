@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace switchyard::trigger {
@@ -30,6 +31,24 @@ namespace switchyard::trigger {
   return sample.slowest_seconds / sample.median_seconds;
 }
 
+/// @brief The share of an epoch the workers spent waiting for the slowest one, estimated from its
+/// record: the exchange time of the mean worker beyond the least one's
+/// (`exchange_seconds - least_exchange_seconds`, which in a synchronous stage is waiting) over the
+/// mean worker's training time (`compute_seconds + exchange_seconds`); 0 without such times.
+[[nodiscard]] inline double straggler_wait_share(const train::epoch_record& record) noexcept {
+  const double total = record.compute_seconds + record.exchange_seconds;
+  if (total <= 0.0) return 0.0;
+  return (record.exchange_seconds - record.least_exchange_seconds) / total;
+}
+
+/// @brief The share of each step the workers wait for the slowest one, from a sample: the
+/// slowest worker's compute beyond the median's over the whole step (`step_sample::step_seconds`);
+/// empty when the sample has no step time (an asynchronous stage, where nobody waits for it).
+[[nodiscard]] inline std::optional<double> straggler_wait_share(const step_sample& sample) noexcept {
+  if (sample.step_seconds <= 0.0) return std::nullopt;
+  return (sample.slowest_seconds - sample.median_seconds) / sample.step_seconds;
+}
+
 namespace detail {
 
 // What the two straggler triggers share: `window` observations (epochs, or samples inside them) in
@@ -38,6 +57,7 @@ struct streak_rule {
   std::size_t streak = 0;  // observations in a row that met the condition
   std::size_t seen = 0;    // observations this trigger has been asked about
   double last = 1.0;       // the last straggler ratio observed, for the reason
+  std::optional<double> last_wait;  // ... and the last wait share, when the trigger asks for one
 
   bool count(bool met, std::size_t window, std::size_t dwell) noexcept {
     ++seen;
@@ -56,12 +76,14 @@ void check_rule(const Trigger& t, const char* name) {
   }
 }
 
-// The rule, checked at the first observation; then whether `ratio` is one.
+// The rule, checked at the first observation; then whether `ratio` (and, for a trigger that asks
+// for one, the wait share `wait`) is one.
 template <class Trigger>
-bool observe(Trigger& t, double ratio, const char* name) {
-  if (t.state.seen == 0) check_rule(t, name);
+bool observe(Trigger& t, double ratio, std::optional<double> wait) {
+  if (t.state.seen == 0) t.validate();
   t.state.last = ratio;
-  return t.state.count(Trigger::meets(ratio, t.ratio), t.window, t.dwell);
+  t.state.last_wait = wait;
+  return t.state.count(t.meets(ratio, wait), t.window, t.dwell);
 }
 
 inline std::string straggler_reason(const streak_rule& state, const char* relation, double ratio, std::size_t every) {
@@ -88,35 +110,71 @@ inline std::string straggler_reason(const streak_rule& state, const char* relati
 /// ratios make a hysteresis band (defaults 1.5 and 1.2): a ratio inside it keeps the stage as it
 /// is, so a straggler ratio that wavers around one threshold cannot switch back and forth; the
 /// window asks for a lasting change, and the dwell keeps a stage for a while after a switch.
+///
+/// `min_wait` asks, besides, that the straggler cost the synchronous stage at least that share of
+/// its time: the share of each step the others wait for it (`straggler_wait_share`). Where
+/// communication dominates a step, a worker 2x slower in compute costs a few percent, less than an
+/// asynchronous stage would lose; `min_wait` keeps the synchronous stage there. 0 (the default)
+/// does not ask. An observation without a step time (a sample of an asynchronous stage) is judged
+/// by its ratio alone.
 /// @code
 /// using sync_then_async = switchyard::strategy::switch_to<switchyard::strategy::all_reduce<>,
 ///     switchyard::strategy::parameter_server<>, switchyard::trigger::straggler_detected>;
 /// switchyard::trigger::straggler_detected when{.ratio = 2.0, .window = 1};         // per epoch
 /// switchyard::trigger::straggler_detected soon{.window = 3, .dwell = 3, .every = 20}; // per 20 steps
+/// switchyard::trigger::straggler_detected costly{.every = 20, .min_wait = 0.25};     // and it costs 25%
 /// @endcode
 /// @throws usage_error at its first observation (or `validate()`) when `ratio` is below 1, `window`
-/// is 0 or `every` above 1000000.
+/// is 0, `every` above 1000000 or `min_wait` outside [0, 1).
 struct straggler_detected {
   double ratio = 1.5;
   std::size_t window = 2;
   std::size_t dwell = 2;
   std::size_t every = 0;  ///< steps per worker between two samples; 0: one observation per epoch
+  double min_wait = 0.0;  ///< the least share of a step the others must wait for the straggler
 
   detail::streak_rule state{};
 
-  static bool meets(double observed, double threshold) noexcept { return observed > threshold; }
+  [[nodiscard]] bool meets(double observed, std::optional<double> wait) const noexcept {
+    return observed > ratio && (!wait || *wait >= min_wait);
+  }
   bool fire(const train::epoch_record& record) {
-    return every == 0 && detail::observe(*this, straggler_ratio(record), "straggler_detected");
+    return every == 0 && detail::observe(*this, straggler_ratio(record), waits(straggler_wait_share(record)));
   }
   bool fire_at(const progress& p) {
-    return every != 0 && p.sample && detail::observe(*this, straggler_ratio(*p.sample), "straggler_detected");
+    return every != 0 && p.sample &&
+           detail::observe(*this, straggler_ratio(*p.sample), waits(straggler_wait_share(*p.sample)));
   }
   [[nodiscard]] std::size_t sample_every() const noexcept { return every; }
-  /// Why it fired, with the figures: the last ratio, the threshold and the run of observations.
-  [[nodiscard]] std::string reason() const { return detail::straggler_reason(state, ">", ratio, every); }
+  /// Why it fired, with the figures: the last ratio, the threshold and the run of observations,
+  /// and with `min_wait`, the last wait share ("straggler ratio 2.87 > 1.5 for 3 samples, the
+  /// others waiting 61% >= 25% of each step").
+  [[nodiscard]] std::string reason() const {
+    std::string why = detail::straggler_reason(state, ">", ratio, every);
+    if (state.last_wait) {
+      char wait[96];
+      std::snprintf(wait, sizeof wait, ", the others waiting %.0f%% >= %.0f%% of each step", 100.0 * *state.last_wait,
+                    100.0 * min_wait);
+      why += wait;
+    }
+    return why;
+  }
   /// Its settings, checked on every rank before each part of an epoch (by `switch_to` and
   /// `alternate`), before any observation.
-  void validate() const { detail::check_rule(*this, "straggler_detected"); }
+  void validate() const {
+    detail::check_rule(*this, "straggler_detected");
+    if (!(min_wait >= 0.0 && min_wait < 1.0)) {
+      switchyard::detail::raise<usage_error>(switchyard::detail::str(
+          "straggler_detected needs min_wait in [0, 1) (the share of a step the others wait for the straggler), got ",
+          min_wait));
+    }
+  }
+
+ private:
+  // The wait share, when this trigger asks for one.
+  [[nodiscard]] std::optional<double> waits(std::optional<double> share) const noexcept {
+    return min_wait > 0.0 ? share : std::nullopt;
+  }
 };
 
 /// @brief Fires when no straggler is left: the straggler ratio is below `ratio` at each of
@@ -138,12 +196,12 @@ struct stragglers_gone {
 
   detail::streak_rule state{};
 
-  static bool meets(double observed, double threshold) noexcept { return observed < threshold; }
+  [[nodiscard]] bool meets(double observed, std::optional<double>) const noexcept { return observed < ratio; }
   bool fire(const train::epoch_record& record) {
-    return every == 0 && detail::observe(*this, straggler_ratio(record), "stragglers_gone");
+    return every == 0 && detail::observe(*this, straggler_ratio(record), std::nullopt);
   }
   bool fire_at(const progress& p) {
-    return every != 0 && p.sample && detail::observe(*this, straggler_ratio(*p.sample), "stragglers_gone");
+    return every != 0 && p.sample && detail::observe(*this, straggler_ratio(*p.sample), std::nullopt);
   }
   [[nodiscard]] std::size_t sample_every() const noexcept { return every; }
   /// Why it fired, with the figures: the last ratio, the threshold and the run of observations.

@@ -33,6 +33,9 @@ struct step_sample {
   double slowest_seconds = 0.0;  ///< the slowest worker's mean time per step
   double median_seconds = 0.0;   ///< the median worker's (the lower median for an even count, so
                                  ///< that of two workers the faster is the yardstick)
+  /// The median worker's mean whole step, compute and exchange, where the stage measures it (a
+  /// synchronous stage, whose steps all last as long as the slowest worker's); 0 elsewhere.
+  double step_seconds = 0.0;
 };
 
 /// @brief The sample of the workers' times per step `seconds` (one each, in any order; reordered):
@@ -82,7 +85,7 @@ concept within_epoch = trigger<T> && requires(T& t, const progress& p) {
 /// outside the exchange, which waits for the slowest worker or for the server's link), so that it
 /// shows a straggler under either kind of stage:
 /// - a synchronous stage in which every rank is a worker (all-reduce) shares them by one
-///   all-gather of one number per worker;
+///   all-gather of two numbers per worker (with the whole step, `step_sample::step_seconds`);
 /// - in an asynchronous stage that hands out batches (a parameter server) each worker sends its
 ///   time to the coordinator beside its push.
 ///
