@@ -1,0 +1,226 @@
+// The training half of the Fashion-MNIST examples: one run on one rank under the strategy the
+// settings name, with an optional straggler. Only the runs_*.cpp files include it: each compiles
+// `run_model` for one transport and one model, so the two examples share those instantiations,
+// the build compiles them in parallel, and the examples' own files stay quick to compile.
+#pragma once
+
+#include "fashion_mnist_runs.hpp"
+
+#include <switchyard/collective/allreduce.hpp>
+#include <switchyard/optim/adam.hpp>
+#include <switchyard/optim/cosine.hpp>
+#include <switchyard/optim/momentum.hpp>
+#include <switchyard/optim/sgd.hpp>
+#include <switchyard/optim/warmup.hpp>
+#include <switchyard/strategy/all_reduce.hpp>
+#include <switchyard/strategy/alternate.hpp>
+#include <switchyard/strategy/parameter_server.hpp>
+#include <switchyard/strategy/switch_to.hpp>
+#include <switchyard/train/checkpoint.hpp>
+#include <switchyard/train/epoch_log.hpp>
+#include <switchyard/train/trainer.hpp>
+#include <switchyard/trigger/straggler.hpp>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace example {
+
+// The parameter server's measurements, found in a switch's stages too.
+template <class Strategy>
+const sy::strategy::ps_statistics* ps_statistics_of(const Strategy& strategy) {
+  if constexpr (requires { strategy.statistics(); }) {
+    return &strategy.statistics();
+  } else if constexpr (requires { strategy.first(); strategy.second(); }) {
+    const sy::strategy::ps_statistics* found = ps_statistics_of(strategy.first());
+    return found != nullptr ? found : ps_statistics_of(strategy.second());
+  } else {
+    return nullptr;
+  }
+}
+
+// "after epoch 4 to ps: straggler ratio 3.02 > 1.5 for 2 epochs", or "in epoch 3 after batch 120
+// to ps: ..." for a switch inside an epoch, for each switch of an alternate.
+template <class Strategy>
+std::vector<std::string> describe_switches(const Strategy& strategy) {
+  std::vector<std::string> lines;
+  if constexpr (requires { strategy.switches(); }) {
+    for (const sy::strategy::alternation& s : strategy.switches()) {
+      const std::string when = s.at_batch ? fmt::format("in epoch {} after batch {}", s.after_epoch + 1, *s.at_batch)
+                                          : fmt::format("after epoch {}", s.after_epoch);
+      lines.push_back(fmt::format("{} to {}: {}", when, s.to, s.reason));
+    }
+  }
+  return lines;
+}
+
+template <class Transport, class Strategy>
+run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history) {
+  run_result result{std::move(history)};
+  result.switches = describe_switches(strategy);
+  // The same strategy type on every rank: all or none take part in these collectives.
+  if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
+    const sy::strategy::ps_statistics& s = *found;
+    double weighted = 0;
+    for (std::size_t k = 0; k < s.staleness.size(); ++k) weighted += static_cast<double>(k * s.staleness[k]);
+    std::array<double, 5> sums{weighted, static_cast<double>(s.updates), s.server_busy_seconds, s.server_seconds,
+                               s.worker_wait_seconds};
+    sy::collective::allreduce(t, sums, sy::ops::sum{});
+    std::array<double, 1> worst{static_cast<double>(s.max_staleness())};
+    sy::collective::allreduce(t, worst, sy::ops::max{});
+    result.max_staleness = worst[0];
+    result.mean_staleness = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+    result.server_busy_fraction = sums[3] > 0 ? sums[2] / sums[3] : 0.0;
+    result.worker_wait_seconds = sums[4];
+  }
+  return result;
+}
+
+template <class Transport, class Model, class Strategy>
+run_result train_model(Transport& t, Model& model, Strategy strategy, const config& c,
+                       const sy::data::fashion_mnist& data) {
+  // The schedules count batches trained, whatever the strategy: the cosine spans the run's.
+  const std::size_t steps = c.epochs * (data.train->size() / c.batch);
+  const std::size_t warm = std::min(c.warmup_steps, steps / 2);
+  const sy::optim::warmup schedule{warm, sy::optim::cosine{c.lr, std::max<std::size_t>(1, steps - warm)}};
+  const std::size_t size = model.parameters().size();
+  const straggler slow = parse_straggler(c.straggler);
+  // The straggler must work in every stage: under a parameter server the last ranks serve.
+  const auto ranks = static_cast<std::size_t>(t.size());
+  const std::size_t working = c.strategy == "allreduce" ? ranks : ranks - std::min(c.servers, ranks);
+  if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= working) {
+    throw sy::usage_error(fmt::format("--straggler names rank {}, but the workers are ranks 0 to {} ({} ranks{})",
+                                      slow.rank, working == 0 ? 0 : working - 1, ranks,
+                                      working < ranks ? ", the last ones serve" : ""));
+  }
+
+  sy::train::trainer_options options;
+  options.epochs = c.epochs;
+  options.batch_size = c.batch;
+  options.seed = c.seed;
+  options.flush_subnormals = c.flush_subnormals;
+  options.progress = t.rank() == 0 && !c.quiet ? &std::cout : nullptr;
+  options.checkpoint_every = c.checkpoint_dir.empty() ? 0 : c.checkpoint_every;
+  std::optional<sy::train::epoch_log> log;
+  if (t.rank() == 0 && !c.log.empty()) log.emplace(c.log);
+
+  auto fit = [&](auto& optimizer) {
+    sy::train::trainer trainer{model, optimizer, strategy, options};
+    if (!c.checkpoint_dir.empty()) {
+      const sy::train::model_fingerprint fingerprint = sy::train::fingerprint(model, c.model);
+      sy::train::write_checkpoints(trainer, c.checkpoint_dir, fingerprint);
+      if (c.resume) {
+        const std::filesystem::path file = sy::train::checkpoint_file(c.checkpoint_dir);
+        const std::uint64_t epoch = sy::train::resume(trainer, file, fingerprint);
+        if (t.rank() == 0) fmt::print("resuming from {} after epoch {}\n", file.string(), epoch);
+      }
+    }
+    // Each line names the switches made since the last one (a switch between epochs comes after
+    // the record of the epoch before it, so it is on the next line; its sentence names its epoch).
+    // A resumed run logs only its own.
+    std::size_t logged = describe_switches(trainer.strategy()).size();
+    if (log) {
+      trainer.on_epoch([&](const sy::train::epoch_record& e) {
+        const std::vector<std::string> switches = describe_switches(trainer.strategy());
+        log->write(e, std::span<const std::string>(switches).subspan(logged));
+        logged = switches.size();
+      });
+    }
+    if (slow.rank == t.rank()) model.factor = slow.factor;
+    sy::train::history history = trainer.fit(t, data.train, *data.test);
+    return summarize(t, trainer.strategy(), std::move(history));
+  };
+  if (c.optimizer == "adam") {
+    sy::optim::adam optimizer{size, schedule};
+    return fit(optimizer);
+  }
+  if (c.optimizer == "momentum") {
+    sy::optim::momentum optimizer{size, schedule, 0.9};
+    return fit(optimizer);
+  }
+  sy::optim::sgd optimizer{size, schedule};
+  return fit(optimizer);
+}
+
+// Calls `use` with the parameter server that --servers and --consistency describe.
+template <class Use>
+auto with_parameter_server(const config& c, Use use) {
+  namespace consistency = sy::strategy::consistency;
+  if (c.consistency == "async") return use(sy::strategy::parameter_server<consistency::async>(c.servers));
+  if (c.consistency == "sync") return use(sy::strategy::parameter_server<consistency::sync>(c.servers));
+  const std::size_t bound = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
+  return use(sy::strategy::parameter_server(c.servers, consistency::bounded{bound}));
+}
+
+template <class Transport, class Model>
+run_result with_strategy(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data) {
+  const sy::strategy::all_reduce<> all_reduce;
+  if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data);
+  if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data); });
+  sy::strategy::switch_options options;
+  options.warmup_steps = c.switch_warmup;
+  options.second_moment_scale = c.switch_variance;
+  options.learning_rate_scale = c.switch_lr_scale;
+  options.rescale_for_batch = c.switch_rescale == "batch";
+  if (c.strategy == "adaptive") {
+    const sy::trigger::straggler_detected detect{
+        .ratio = c.straggler_ratio,
+        .window = c.straggler_window,
+        .dwell = c.straggler_dwell,
+        .every = c.straggler_every,
+        .min_wait = c.straggler_min_wait};
+    const sy::trigger::stragglers_gone calm{
+        .ratio = c.calm_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell, .every = c.straggler_every};
+    return with_parameter_server(c, [&](auto ps) {
+      return train_model(t, model, sy::strategy::alternate{all_reduce, ps, detect, calm, options}, c, data);
+    });
+  }
+  const chosen_trigger trigger = parse_trigger(c.trigger);
+  return with_parameter_server(c, [&](auto ps) {
+    if (c.first == "ps") {
+      return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger, options}, c, data);
+    }
+    return train_model(t, model, sy::strategy::switch_to{all_reduce, ps, trigger, options}, c, data);
+  });
+}
+
+// A model whose forward and backward pass takes `factor` times as long (--straggler): it sleeps
+// (factor - 1) times the pass, inside the pass, so the trainer counts it as compute, as it would a
+// slower CPU, and the straggler triggers see it.
+template <class Model>
+struct paced : Model {
+  template <class... Args>
+  explicit paced(Args&&... args) : Model(std::forward<Args>(args)...) {}
+  double forward_backward(const sy::data::batch_view& batch) {
+    const auto start = std::chrono::steady_clock::now();
+    const double loss = Model::forward_backward(batch);
+    if (factor > 1.0) std::this_thread::sleep_for((factor - 1.0) * (std::chrono::steady_clock::now() - start));
+    return loss;
+  }
+  double factor = 1.0;
+};
+
+template <class Model, class Transport>
+run_result run_model(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
+  auto train = [&](auto& transport) {
+    paced<Model> model{c.seed};
+    return with_strategy(transport, model, c, data);
+  };
+  if (const std::optional<sy::transport::fault_plan> plan = parse_fault(c.fault)) {
+    sy::transport::faulty<Transport> f{t, *plan};
+    return train(f);
+  }
+  return train(t);
+}
+
+}  // namespace example

@@ -1,0 +1,5 @@
+// The Fashion-MNIST runs of the mlp over the inproc transport (see fashion_mnist_runs.hpp).
+#include "fashion_mnist_train.hpp"
+
+template example::run_result example::run_model<switchyard::nn::mlp<>, switchyard::transport::inproc>(
+    switchyard::transport::inproc&, const example::config&, const switchyard::data::fashion_mnist&);
