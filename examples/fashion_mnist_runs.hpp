@@ -53,6 +53,7 @@ struct config {
   double switch_lr_scale = 1.0;
   std::string switch_rescale = "batch";
   std::string optimizer = "adam";
+  std::string compress = "none";  // the all-reduce stage's gradients on the wire: none, fp16 or bf16
   int ranks = 4;
   std::size_t epochs = 15;
   std::size_t batch = 64;
@@ -256,6 +257,10 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->capture_default_str();
   app.add_option("--optimizer", c.optimizer, "Optimizer")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
+      ->capture_default_str();
+  app.add_option("--compress", c.compress,
+                 "The all-reduce stage's gradients on the wire: none (floats), fp16 or bf16 (half the bytes)")
+      ->check(CLI::IsMember({"none", "fp16", "bf16"}))
       ->capture_default_str();
   app.add_option("--seed", c.seed, "Seed of the initial model and the data order")->capture_default_str();
   app.add_option("--blas-threads", c.blas_threads, "OpenBLAS threads per rank")

@@ -12,11 +12,13 @@
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/barrier.hpp>
 #include <switchyard/collective/broadcast.hpp>
+#include <switchyard/collective/compressed.hpp>
 #include <switchyard/collective/native.hpp>
 #include <switchyard/core/partition.hpp>
 #include <switchyard/collective/reduce_scatter.hpp>
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/buffer.hpp>
+#include <switchyard/core/compression.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>

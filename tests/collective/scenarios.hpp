@@ -8,9 +8,11 @@
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/barrier.hpp>
 #include <switchyard/collective/broadcast.hpp>
+#include <switchyard/collective/compressed.hpp>
 #include <switchyard/collective/native.hpp>
 #include <switchyard/core/partition.hpp>
 #include <switchyard/collective/reduce_scatter.hpp>
+#include <switchyard/core/compression.hpp>
 #include <switchyard/core/operations.hpp>
 
 #include <algorithm>
@@ -326,6 +328,75 @@ std::vector<std::string> barrier_suite(Transport& t) {
       }
     }
   }
+  return failures;
+}
+
+template <class Codec, class Algorithm, class Op, class Transport>
+void compressed_case(Transport& t, std::size_t count, std::vector<std::string>& failures) {
+  std::vector<float> data(count);
+  for (std::size_t i = 0; i < count; ++i) data[i] = rounding_value<float>(t.rank(), i);
+  std::vector<typename Codec::word> words;
+  sy::collective::compressed_allreduce<Codec>(t, std::span<float>(data), words, Op{}, Algorithm{});
+  const std::string what = std::string(Codec::name) + " allreduce " + algorithm_name<Algorithm>() + " " + op_name<Op>() +
+                           " count " + std::to_string(count) + " ranks " + std::to_string(t.size());
+  std::vector<std::uint64_t> mine{bit_hash(data)};
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(t.size()));
+  sy::collective::allgather(t, mine, all);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r] != all[0]) failures.push_back(what + ": rank " + std::to_string(r) + " differs from rank 0");
+  }
+  // Each rank's value is rounded once and each of the n - 1 partial sums once more: the error is
+  // at most n roundings of the largest partial sum, itself at most the sum of the magnitudes.
+  const double n = t.size();
+  const double u = Codec::unit_roundoff;
+  for (std::size_t i = 0; i < count; ++i) {
+    double exact = 0;
+    double magnitude = 0;
+    for (int r = 0; r < t.size(); ++r) {
+      exact += static_cast<double>(rounding_value<float>(r, i));
+      magnitude += std::abs(static_cast<double>(rounding_value<float>(r, i)));
+    }
+    double bound = n * u * (magnitude + Codec::min_normal) * (1 + n * u);
+    if constexpr (std::is_same_v<Op, sy::ops::average>) {
+      exact /= n;
+      bound /= n;
+    }
+    if (!(std::abs(static_cast<double>(data[i]) - exact) <= bound)) {
+      failures.push_back(what + ": element " + std::to_string(i) + " is " + std::to_string(data[i]) + ", exact " +
+                         std::to_string(exact) + ", beyond the bound " + std::to_string(bound));
+      break;
+    }
+  }
+  // The words are scratch for the next call: the same size allocates nothing.
+  const auto* kept = words.data();
+  sy::collective::compressed_allreduce<Codec>(t, std::span<float>(data), words, Op{}, Algorithm{});
+  if (words.data() != kept) failures.push_back(what + ": a second call of the same size reallocated its words");
+}
+
+/// fp16 and bf16 words on the wire: identical replicas within the codec's bound, for every
+/// algorithm, an even and an odd count, sums and averages; the run-time format `none` is the
+/// plain all-reduce.
+template <class Transport>
+std::vector<std::string> compressed_suite(Transport& t) {
+  std::vector<std::string> failures;
+  auto per_codec = [&]<class Codec>() {
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{100003}}) {
+      compressed_case<Codec, sy::algorithm::ring, sy::ops::sum>(t, count, failures);
+      compressed_case<Codec, sy::algorithm::recursive_doubling, sy::ops::sum>(t, count, failures);
+      compressed_case<Codec, sy::algorithm::automatic, sy::ops::average>(t, count, failures);
+    }
+  };
+  per_codec.template operator()<sy::compression::fp16>();
+  per_codec.template operator()<sy::compression::bf16>();
+  std::vector<float> plain(1001);
+  for (std::size_t i = 0; i < plain.size(); ++i) plain[i] = rounding_value<float>(t.rank(), i);
+  std::vector<float> through_none = plain;
+  std::vector<std::uint16_t> words;
+  sy::collective::allreduce(t, plain, sy::ops::average{});
+  sy::collective::compressed_allreduce(sy::compression::format::none, t, std::span<float>(through_none), words,
+                                       sy::ops::average{});
+  if (bit_hash(plain) != bit_hash(through_none)) failures.push_back("format none differs from the plain all-reduce");
+  if (!words.empty()) failures.push_back("format none used the words");
   return failures;
 }
 

@@ -155,6 +155,15 @@ TEST_CASE("mpi.allreduce.identical_bits: replicas agree to the last bit") {
   report(scenarios::identical_bits_suite(t));
 }
 
+// MPI's reductions do not know a codec: the encoded words go through switchyard's algorithms.
+static_assert(!sy::collective::has_native_allreduce<mpi, std::uint16_t,
+                                                    sy::collective::encoded_op<sy::compression::fp16, sy::ops::sum>>);
+
+TEST_CASE("mpi.allreduce.compressed: fp16 and bf16 words, identical replicas within the codec's bound") {
+  mpi t;
+  report(scenarios::compressed_suite(t));
+}
+
 TEST_CASE("mpi.broadcast") {
   mpi t;
   report(scenarios::broadcast_suite(t));

@@ -1,0 +1,143 @@
+// switchyard/core/compression.hpp: fp16 and bf16 round to nearest even within their formats'
+// bounds, keep every word through a round trip, and match the compiler's own _Float16 conversion
+// where the compiler has one.
+#include <switchyard/core/compression.hpp>
+
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::compression::bf16;
+using sy::compression::fp16;
+
+static_assert(sy::compression::codec<fp16> && sy::compression::codec<bf16>);
+static_assert(fp16::encode(1.0f) == 0x3c00 && fp16::decode(0x3c00) == 1.0f);
+static_assert(bf16::encode(1.0f) == 0x3f80 && bf16::decode(0x3f80) == 1.0f);
+
+namespace {
+
+float from_bits(std::uint32_t bits) { return std::bit_cast<float>(bits); }
+
+// Every float bit pattern with a stride: 17 million values over every exponent and sign.
+template <class Visit>
+void sweep_floats(Visit visit) {
+  for (std::uint64_t bits = 0; bits <= 0xffffffffull; bits += 251) visit(from_bits(static_cast<std::uint32_t>(bits)));
+}
+
+template <class Codec>
+void check_bound(float x) {
+  const float back = Codec::decode(Codec::encode(x));
+  const float limit = std::fmax(std::fabs(x), Codec::min_normal) * Codec::unit_roundoff;
+  if (!(std::fabs(back - x) <= limit)) {
+    INFO("x = " << x << " (bits " << std::bit_cast<std::uint32_t>(x) << ") came back as " << back);
+    FAIL("beyond the format's rounding bound");
+  }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("compression: every word survives a decode and an encode", Codec, fp16, bf16) {
+  std::size_t mismatches = 0;
+  for (std::uint32_t w = 0; w <= 0xffff; ++w) {
+    const float value = Codec::decode(static_cast<std::uint16_t>(w));
+    const std::uint16_t again = Codec::encode(value);
+    if (std::isnan(value)) {
+      if (!std::isnan(Codec::decode(again))) ++mismatches;
+    } else if (again != w) {
+      ++mismatches;
+    }
+  }
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE_TEMPLATE("compression: the round trip stays within the format's bound", Codec, fp16, bf16) {
+  const float largest = Codec::decode(std::is_same_v<Codec, fp16> ? 0x7bff : 0x7f7f);
+  std::size_t checked = 0;
+  sweep_floats([&](float x) {
+    if (!std::isfinite(x) || std::fabs(x) > largest) return;
+    check_bound<Codec>(x);
+    ++checked;
+  });
+  CHECK(checked > 1'000'000);
+}
+
+TEST_CASE("compression.fp16: ties go to the even word, and the range ends where IEEE binary16 ends") {
+  CHECK(fp16::encode(1.0f + 0x1p-11f) == 0x3c00);        // halfway between 1 and the next: to even (1)
+  CHECK(fp16::encode(1.0f + 3 * 0x1p-11f) == 0x3c02);    // halfway, the upper neighbour is even
+  CHECK(fp16::encode(1.0f + 0x1p-11f + 0x1p-23f) == 0x3c01);  // just above halfway
+  CHECK(fp16::encode(65504.0f) == 0x7bff);
+  CHECK(fp16::encode(65519.996f) == 0x7bff);
+  CHECK(fp16::encode(65520.0f) == 0x7c00);  // the tie above the largest rounds to infinity
+  CHECK(fp16::encode(-1e9f) == 0xfc00);
+  CHECK(fp16::encode(std::numeric_limits<float>::infinity()) == 0x7c00);
+  CHECK(std::isnan(fp16::decode(fp16::encode(std::numeric_limits<float>::quiet_NaN()))));
+  CHECK(fp16::encode(0x1p-14f) == 0x0400);  // the least normal
+  CHECK(fp16::encode(0x1p-24f) == 0x0001);  // the least subnormal
+  CHECK(fp16::encode(0x1p-25f) == 0x0000);  // halfway to it: to even (zero)
+  CHECK(fp16::encode(0x1.8p-25f) == 0x0001);
+  CHECK(fp16::encode(0x1.ff8p-15f) == 0x03ff);  // the largest subnormal
+  CHECK(fp16::encode(0x1.ffcp-15f) == 0x0400);  // halfway above it: to even, the least normal
+  CHECK(fp16::encode(-0.0f) == 0x8000);
+  CHECK(fp16::encode(FLT_TRUE_MIN) == 0x0000);
+  CHECK(fp16::decode(0x0001) == 0x1p-24f);
+  CHECK(fp16::decode(0x03ff) == 0x1.ff8p-15f);
+  CHECK(fp16::decode(0xc000) == -2.0f);
+}
+
+TEST_CASE("compression.bf16: ties go to the even word, and float's range is kept") {
+  CHECK(bf16::encode(1.0f + 0x1p-8f) == 0x3f80);
+  CHECK(bf16::encode(1.0f + 3 * 0x1p-8f) == 0x3f82);
+  CHECK(bf16::encode(1.0f + 0x1p-8f + 0x1p-23f) == 0x3f81);
+  CHECK(bf16::decode(bf16::encode(1e30f)) == doctest::Approx(1e30f).epsilon(0x1p-8));
+  CHECK(bf16::encode(FLT_MAX) == 0x7f80);  // past bf16's largest: infinity, as float arithmetic would
+  CHECK(bf16::encode(-std::numeric_limits<float>::infinity()) == 0xff80);
+  CHECK(std::isnan(bf16::decode(bf16::encode(std::numeric_limits<float>::quiet_NaN()))));
+  CHECK(std::isnan(bf16::decode(bf16::encode(from_bits(0x7f800001)))));  // a NaN with a low payload stays NaN
+  CHECK(bf16::encode(-0.0f) == 0x8000);
+}
+
+#if defined(__FLT16_MANT_DIG__)
+TEST_CASE("compression.fp16: the same words as the compiler's _Float16 conversion") {
+  std::size_t mismatches = 0;
+  sweep_floats([&](float x) {
+    const auto reference = std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
+    if (std::isnan(x) ? !std::isnan(fp16::decode(fp16::encode(x))) : fp16::encode(x) != reference) ++mismatches;
+  });
+  for (std::uint32_t w = 0; w <= 0xffff; ++w) {
+    const auto word = static_cast<std::uint16_t>(w);
+    const float reference = static_cast<float>(std::bit_cast<_Float16>(word));
+    if (!std::isnan(reference) && std::bit_cast<std::uint32_t>(fp16::decode(word)) != std::bit_cast<std::uint32_t>(reference)) {
+      ++mismatches;
+    }
+  }
+  CHECK(mismatches == 0);
+}
+#endif
+
+TEST_CASE("compression: spans encode and decode element by element") {
+  const std::vector<float> values{0.1f, -2.5f, 1e-6f, 3e4f};
+  std::vector<std::uint16_t> words(values.size());
+  std::vector<float> back(values.size());
+  sy::compression::encode<fp16>(values, words);
+  sy::compression::decode<fp16>(words, back);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    CHECK(words[i] == fp16::encode(values[i]));
+    CHECK(back[i] == fp16::decode(words[i]));
+  }
+}
+
+TEST_CASE("compression: formats by name") {
+  using sy::compression::format;
+  CHECK(sy::compression::parse_format("none") == format::none);
+  CHECK(sy::compression::parse_format("fp16") == format::fp16);
+  CHECK(sy::compression::parse_format("bf16") == format::bf16);
+  CHECK(sy::compression::name(format::bf16) == "bf16");
+  CHECK_THROWS_WITH_AS(sy::compression::parse_format("fp8"), "unknown compression 'fp8': choose none, fp16 or bf16",
+                       sy::usage_error);
+}
