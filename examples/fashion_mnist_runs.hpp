@@ -53,7 +53,8 @@ struct config {
   double switch_lr_scale = 1.0;
   std::string switch_rescale = "batch";
   std::string optimizer = "adam";
-  std::string compress = "none";  // the all-reduce stage's gradients on the wire: none, fp16 or bf16
+  std::string compress = "none";     // the all-reduce stage's gradients on the wire: none, fp16 or bf16
+  std::string ps_compress = "none";  // the parameter server's pushes and pulls on the wire
   int ranks = 4;
   std::size_t epochs = 15;
   std::size_t batch = 64;
@@ -260,6 +261,10 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->capture_default_str();
   app.add_option("--compress", c.compress,
                  "The all-reduce stage's gradients on the wire: none (floats), fp16 or bf16 (half the bytes)")
+      ->check(CLI::IsMember({"none", "fp16", "bf16"}))
+      ->capture_default_str();
+  app.add_option("--ps-compress", c.ps_compress,
+                 "The parameter server's pushes (with error feedback) and pulls on the wire: none, fp16 or bf16")
       ->check(CLI::IsMember({"none", "fp16", "bf16"}))
       ->capture_default_str();
   app.add_option("--seed", c.seed, "Seed of the initial model and the data order")->capture_default_str();

@@ -156,10 +156,11 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
 template <class Use>
 auto with_parameter_server(const config& c, Use use) {
   namespace consistency = sy::strategy::consistency;
-  if (c.consistency == "async") return use(sy::strategy::parameter_server<consistency::async>(c.servers));
-  if (c.consistency == "sync") return use(sy::strategy::parameter_server<consistency::sync>(c.servers));
+  const sy::compression::format words = sy::compression::parse_format(c.ps_compress);
+  if (c.consistency == "async") return use(sy::strategy::parameter_server<consistency::async>(c.servers, {}, words));
+  if (c.consistency == "sync") return use(sy::strategy::parameter_server<consistency::sync>(c.servers, {}, words));
   const std::size_t bound = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
-  return use(sy::strategy::parameter_server(c.servers, consistency::bounded{bound}));
+  return use(sy::strategy::parameter_server(c.servers, consistency::bounded{bound}, words));
 }
 
 template <class Transport, class Model>

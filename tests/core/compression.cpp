@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -140,4 +141,53 @@ TEST_CASE("compression: formats by name") {
   CHECK(sy::compression::name(format::bf16) == "bf16");
   CHECK_THROWS_WITH_AS(sy::compression::parse_format("fp8"), "unknown compression 'fp8': choose none, fp16 or bf16",
                        sy::usage_error);
+}
+
+TEST_CASE_TEMPLATE("compression.error_feedback: over 1000 steps the decoded sum stays within one rounding of the "
+                   "exact sum",
+                   Codec, fp16, bf16) {
+  constexpr std::size_t size = 64;
+  sy::compression::error_feedback feedback;
+  std::vector<std::uint16_t> words(size);
+  std::vector<double> exact(size, 0.0);
+  std::vector<double> received(size, 0.0);
+  std::vector<double> without_feedback(size, 0.0);
+  std::vector<float> values(size);
+  std::uint64_t state = 12345;
+  double worst = 0;
+  for (int step = 0; step < 1000; ++step) {
+    for (std::size_t i = 0; i < size; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const double unit = static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
+      // Element 0 is a constant too small for fp16 (it rounds to zero alone); the others span
+      // magnitudes from 1e-3 to 1.
+      values[i] = i == 0 ? 1e-8f : static_cast<float>(unit * std::pow(10.0, -3.0 * static_cast<double>(i % 4) / 3.0));
+    }
+    feedback.encode<Codec>(values, words);
+    double largest = 0;
+    for (std::size_t i = 0; i < size; ++i) {
+      exact[i] += values[i];
+      received[i] += Codec::decode(words[i]);
+      without_feedback[i] += Codec::decode(Codec::encode(values[i]));
+      largest = std::max(largest, std::abs(static_cast<double>(values[i])) + 1.0);
+      worst = std::max(worst, std::abs(received[i] - exact[i]));
+    }
+    // The sums differ by the residual alone: at most one rounding of one step's value.
+    for (std::size_t i = 0; i < size; ++i) {
+      REQUIRE(std::abs(received[i] - exact[i] + static_cast<double>(feedback.residual()[i])) < 1e-6);
+    }
+    REQUIRE(worst <= largest * Codec::unit_roundoff);
+  }
+  // The tiny constant arrives in full, which it does not without feedback under fp16.
+  CHECK(received[0] == doctest::Approx(exact[0]).epsilon(0.01));
+  if constexpr (std::is_same_v<Codec, fp16>) CHECK(without_feedback[0] == 0.0);
+  feedback.reset();
+  CHECK(feedback.residual().empty());
+}
+
+TEST_CASE("compression.with_codec: the codec a format names, and none refused") {
+  using sy::compression::format;
+  CHECK(sy::compression::with_codec(format::fp16, [](auto codec) { return decltype(codec)::name; }) == "fp16");
+  CHECK(sy::compression::with_codec(format::bf16, [](auto codec) { return decltype(codec)::name; }) == "bf16");
+  CHECK_THROWS_AS(sy::compression::with_codec(format::none, [](auto) { return 0; }), sy::usage_error);
 }

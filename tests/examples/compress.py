@@ -2,7 +2,8 @@
 """Runs examples/fashion_mnist with all-reduce for one epoch on 3 in-process ranks, with float,
 fp16 and bf16 gradients on the wire from the same seed, and checks that each summary names its
 encoding and that the compressed runs learn as the float run does (within 1.5 points after one
-epoch; a codec that garbled the gradients would be far off).
+epoch; a codec that garbled the gradients would be far off). Then the parameter server with bf16
+pushes and pulls (--ps-compress) must learn too.
 
     compress.py FASHION_MNIST
 """
@@ -26,3 +27,10 @@ print(accuracy)
 assert accuracy["none"] > 0.75, accuracy
 for compress in ("fp16", "bf16"):
     assert abs(accuracy[compress] - accuracy["none"]) < 0.015, (compress, accuracy)
+with tempfile.TemporaryDirectory() as work:
+    summary = os.path.join(work, "ps.json")
+    subprocess.run([binary, "--strategy", "ps", "--ps-compress", "bf16", "--ranks", "3", "--epochs", "1",
+                    "--batch", "100", "--quiet", "--summary", summary], check=True)
+    ps = json.load(open(summary))["test_accuracy"]
+print("ps, bf16 pushes and pulls:", ps)
+assert ps > 0.7, ps

@@ -96,6 +96,23 @@ TEST_CASE("mpi.train.parameter_server.async_and_bounded: every process ends with
   }
 }
 
+TEST_CASE("mpi.train.parameter_server.compression: bf16 and fp16 pushes and pulls, synchronous within the codec's "
+          "rounding of the float run, every process with the servers' model") {
+  sy::transport::mpi t;
+  if (t.size() < 2) return;
+  namespace consistency = sy::strategy::consistency;
+  const std::vector<float> floats = train(t, 8, sy::strategy::parameter_server<consistency::sync>(1));
+  for (const sy::compression::format format : {sy::compression::format::fp16, sy::compression::format::bf16}) {
+    CAPTURE(sy::compression::name(format));
+    const std::vector<float> words = train(t, 8, sy::strategy::parameter_server<consistency::sync>(1, {}, format));
+    check_identical_everywhere(t, words);
+    const float bound = format == sy::compression::format::fp16 ? 8 * sy::compression::fp16::unit_roundoff
+                                                                 : 8 * sy::compression::bf16::unit_roundoff;
+    CHECK(fixtures::max_difference(words, floats) < bound);
+    check_identical_everywhere(t, train(t, 8, sy::strategy::parameter_server<>(1, {}, format)));
+  }
+}
+
 namespace {
 
 // Trains the small mlp on the quadrant problem for 3 epochs of batches of 8 under the switch

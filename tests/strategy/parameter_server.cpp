@@ -182,6 +182,54 @@ TEST_CASE("parameter_server.double: a model of doubles is served in doubles" * d
   for (const auto& r : runs) CHECK(r == runs[0]);
 }
 
+TEST_CASE_TEMPLATE("parameter_server.compression: 16-bit pushes and pulls train as floats do, with half the bytes, "
+                   "and every rank ends with the servers' model" * doctest::timeout(300),
+                   Codec, sy::compression::fp16, sy::compression::bf16) {
+  constexpr sy::compression::format format =
+      std::is_same_v<Codec, sy::compression::fp16> ? sy::compression::format::fp16 : sy::compression::format::bf16;
+  for (const auto& [servers, workers] : {std::pair{1, 2}, std::pair{2, 3}}) {
+    CAPTURE(servers);
+    CAPTURE(workers);
+    const auto floats = train(servers + workers, sy::strategy::parameter_server<consistency::sync>(servers), 8, 2);
+    const auto words =
+        train(servers + workers, sy::strategy::parameter_server<consistency::sync>(servers, {}, format), 8, 2);
+    for (const outcome& r : words) {
+      CHECK(r.parameters == words.front().parameters);
+      CHECK(r.history.last().test_accuracy > 0.9);
+    }
+    // Deterministic (synchronous), so the runs differ by the codec's roundings alone: the pulled
+    // copies and the pushes, with the pushes' error fed back.
+    const double difference = fixtures::max_difference(words.front().parameters, floats.front().parameters);
+    CAPTURE(difference);
+    CHECK(difference < 8 * Codec::unit_roundoff);
+    CHECK(words.front().statistics.bytes_pushed * 2 == floats.front().statistics.bytes_pushed);
+    CHECK(words.front().statistics.bytes_pulled * 2 == floats.front().statistics.bytes_pulled);
+  }
+  const auto async = train(4, sy::strategy::parameter_server<>(1, {}, format), 8, 3);
+  for (const outcome& r : async) {
+    CHECK(r.parameters == async.front().parameters);
+    CHECK(r.history.last().test_accuracy > 0.9);
+  }
+}
+
+TEST_CASE("parameter_server.compression: refused for a model of doubles, naming the format and the width") {
+  const auto data = fixtures::quadrants(48, 7);
+  CHECK_THROWS_WITH_AS(sy::transport::run_inproc(3,
+                                                 [&](sy::transport::inproc& t) {
+                                                   sy::nn::mlp<double> model{11, {8, 1}, 4};
+                                                   sy::optim::sgd<sy::optim::constant, double> optimizer{
+                                                       model.parameters().size(), sy::optim::constant{0.05}};
+                                                   sy::train::trainer trainer{
+                                                       model, optimizer,
+                                                       sy::strategy::parameter_server<>(
+                                                           1, {}, sy::compression::format::bf16),
+                                                       sy::train::trainer_options{}};
+                                                   trainer.fit(t, data, *data);
+                                                 }),
+                       doctest::Contains("bf16 compression encodes float parameters; this model's are 64-bit"),
+                       sy::usage_error);
+}
+
 TEST_CASE("parameter_server.async: converges on a convex problem and on an mlp, staleness recorded" *
           doctest::timeout(300)) {
   const auto convex = train<logistic_regression>(4, sy::strategy::parameter_server<>(1), 8, 4, {0, 0.02}, 0.01);

@@ -52,16 +52,13 @@ void compressed_allreduce(Transport& t, std::span<float> data, std::vector<typen
 template <class Transport, class Op = ops::sum, class Algorithm = algorithm::automatic>
 void compressed_allreduce(compression::format format, Transport& t, std::span<float> data,
                           std::vector<std::uint16_t>& words, Op op = {}, Algorithm algorithm = {}) {
-  switch (format) {
-    case compression::format::fp16:
-      compressed_allreduce<compression::fp16>(t, data, words, op, algorithm);
-      return;
-    case compression::format::bf16:
-      compressed_allreduce<compression::bf16>(t, data, words, op, algorithm);
-      return;
-    case compression::format::none: break;
+  if (format == compression::format::none) {
+    allreduce(t, data, op, algorithm);
+    return;
   }
-  allreduce(t, data, op, algorithm);
+  compression::with_codec(format, [&]<class Codec>(Codec) {
+    compressed_allreduce<Codec>(t, data, words, op, algorithm);
+  });
 }
 
 }  // namespace switchyard::collective

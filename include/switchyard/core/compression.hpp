@@ -14,6 +14,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace switchyard::compression {
 
@@ -111,6 +113,39 @@ void decode(std::span<const typename C::word> words, std::span<float> values) no
   for (std::size_t i = 0; i < words.size(); ++i) values[i] = C::decode(words[i]);
 }
 
+/// @brief Encodes a stream of values step after step, each step carrying the rounding error of the
+/// last into the next (error feedback, as in EF-SGD and 1-bit SGD).
+///
+/// Step k sends `encode(g_k + e_k)` and keeps `e_{k+1} = g_k + e_k - decode(sent)`. What the
+/// receiver decodes over any number of steps then sums to the values' sum minus the one residual
+/// left, at most one rounding of one step's value, instead of an error that grows with the steps.
+/// A value too small for the codec (below fp16's range, say) is not lost: it accumulates until it
+/// counts. The residual is the only state: one float per element, sized by the first `encode`.
+class error_feedback {
+ public:
+  /// Encodes `values` plus the residual into `words` (same size as `values`), and keeps the new
+  /// residual. A non-finite value makes the residual non-finite as well: the caller's divergence
+  /// check sees it in the gradient first.
+  template <codec C>
+  void encode(std::span<const float> values, std::span<typename C::word> words) {
+    if (residual_.size() != values.size()) residual_.assign(values.size(), 0.0f);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float owed = values[i] + residual_[i];
+      words[i] = C::encode(owed);
+      residual_[i] = owed - C::decode(words[i]);
+    }
+  }
+
+  /// What the words sent so far still owe the values, element by element.
+  [[nodiscard]] std::span<const float> residual() const noexcept { return residual_; }
+
+  /// Forgets the residual (a new stage, a new model).
+  void reset() noexcept { residual_.clear(); }
+
+ private:
+  std::vector<float> residual_;
+};
+
 /// @brief The encoding chosen at run time: a stage's option, a command line's value.
 enum class format { none, fp16, bf16 };
 
@@ -122,6 +157,18 @@ constexpr std::string_view name(format f) noexcept {
     case format::none: break;
   }
   return "none";
+}
+
+/// @brief Calls `f(fp16{})` or `f(bf16{})` for the codec `f` names; `format::none` has none.
+/// @throws usage_error for `format::none`.
+template <class F>
+decltype(auto) with_codec(format chosen, F&& f) {
+  switch (chosen) {
+    case format::fp16: return std::forward<F>(f)(fp16{});
+    case format::bf16: return std::forward<F>(f)(bf16{});
+    case format::none: break;
+  }
+  throw usage_error("with_codec: format none has no codec");
 }
 
 /// @brief The format `text` names ("none", "fp16", "bf16").

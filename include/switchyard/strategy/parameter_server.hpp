@@ -9,6 +9,7 @@
 
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/core/buffer.hpp>
+#include <switchyard/core/compression.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/partition.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
@@ -42,7 +43,10 @@ namespace switchyard::strategy {
 /// rank's optimizer by slicing its state. Each worker step pushes every shard's gradient to its
 /// server and pulls the fresh shard, to all servers at once. At the end of each epoch every rank
 /// receives every shard, so evaluation and the final model see the servers' parameters.
-/// The element type is the model's and the optimizer's: float or double.
+/// The element type is the model's and the optimizer's: float or double. With a `compression`
+/// format, float pushes and pulls travel as 16-bit words (core/compression.hpp): each worker keeps
+/// the rounding error of its pushes and adds it to the next (`compression::error_feedback`), and the
+/// servers keep their parameters in float, so only the workers' copies are rounded.
 /// @tparam Consistency a `consistency::policy`: `consistency::async` (default),
 /// `consistency::bounded<K>`, `consistency::sync` or a user's.
 /// @code
@@ -58,12 +62,15 @@ class parameter_server {
 
  public:
   /// `servers` ranks serve; it must leave at least one worker and be at most the arena's length.
-  explicit parameter_server(std::size_t servers = 1, Consistency consistency = {})
-      : servers_(servers), consistency_(consistency) {}
+  /// `compression`: the pushes' and pulls' encoding on the wire (`none`: the model's elements).
+  explicit parameter_server(std::size_t servers = 1, Consistency consistency = {},
+                            compression::format compression = compression::format::none)
+      : servers_(servers), consistency_(consistency), compression_(compression) {}
 
   [[nodiscard]] std::string_view name() const noexcept { return "ps"; }
   [[nodiscard]] std::size_t servers() const noexcept { return servers_; }
   [[nodiscard]] const Consistency& consistency() const noexcept { return consistency_; }
+  [[nodiscard]] compression::format compression() const noexcept { return compression_; }
   [[nodiscard]] const ps_statistics& statistics() const noexcept { return stats_; }
 
   template <class Transport>
@@ -164,11 +171,18 @@ class parameter_server {
 
   template <class Transport, class Span>
   void reply(Transport& t, Span shard_parameters, std::size_t worker);
+  template <class Transport, class T>
+  transport::message_status receive_push(Transport& t, std::vector<T>& incoming);
+  [[nodiscard]] bool compressed() const noexcept { return compression_ != compression::format::none; }
   template <class Transport, class Span>
   void release_waiting(Transport& t, Span shard_parameters);
 
   std::size_t servers_;
   Consistency consistency_;
+  compression::format compression_;
+  compression::error_feedback feedback_;  // worker: what its pushes still owe the gradients
+  std::vector<std::uint16_t> sent_words_;      // worker: a push; server: a reply
+  std::vector<std::uint16_t> received_words_;  // worker: a pull; server: a push
   std::size_t workers_ = 0;
   std::size_t arena_ = 0;
   ps_statistics stats_;
@@ -235,11 +249,27 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
                                                                    servers_, " servers for a model of only ", arena_,
                                                                    " parameters"));
   }
+  if (compressed() && !std::is_same_v<value, float>) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str(
+        "parameter_server on rank ", t.rank(), ": ", compression::name(compression_),
+        " compression encodes float parameters; this model's are ", sizeof(value) * 8, "-bit"));
+  }
   workers_ = ranks - servers_;
   stats_ = {};
+  feedback_.reset();
   collective::broadcast(t, as_span(model.parameters()), 0);
-  if (worker_index(t)) return;
+  if (worker_index(t)) {
+    if (compressed()) {
+      sent_words_.assign(arena_, 0);
+      received_words_.assign(arena_, 0);
+    }
+    return;
+  }
   const block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
+  if (compressed()) {
+    sent_words_.assign(mine.size, 0);
+    received_words_.assign(mine.size, 0);
+  }
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
   completed_.assign(workers_, 0);
   active_.assign(workers_, true);
@@ -282,20 +312,43 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   }
   // Post every pull before any push, so a server's reply always finds its receive waiting.
   if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
-  for (std::size_t s = 0; s < servers_; ++s) {
-    const block b = shard(s);
-    requests.push_back(t.irecv(parameters.subspan(b.offset, b.size), server_rank(s), pull_tag));
+  std::size_t bytes = gradients.size_bytes();
+  if constexpr (std::is_same_v<value, float>) {
+    if (compressed()) {
+      compression::with_codec(compression_,
+                              [&]<class Codec>(Codec) { feedback_.encode<Codec>(gradients, sent_words_); });
+      const std::span<std::uint16_t> pulled(received_words_);
+      const std::span<const std::uint16_t> pushed(sent_words_);
+      for (std::size_t s = 0; s < servers_; ++s) {
+        const block b = shard(s);
+        requests.push_back(t.irecv(pulled.subspan(b.offset, b.size), server_rank(s), pull_tag));
+      }
+      for (std::size_t s = 0; s < servers_; ++s) {
+        const block b = shard(s);
+        requests.push_back(t.isend(pushed.subspan(b.offset, b.size), server_rank(s), push_tag));
+      }
+      for (request& r : requests) r.wait();
+      compression::with_codec(compression_,
+                              [&]<class Codec>(Codec) { compression::decode<Codec>(pulled, parameters); });
+      bytes = pushed.size_bytes();
+    }
   }
-  for (std::size_t s = 0; s < servers_; ++s) {
-    const block b = shard(s);
-    requests.push_back(t.isend(gradients.subspan(b.offset, b.size), server_rank(s), push_tag));
+  if (!compressed()) {
+    for (std::size_t s = 0; s < servers_; ++s) {
+      const block b = shard(s);
+      requests.push_back(t.irecv(parameters.subspan(b.offset, b.size), server_rank(s), pull_tag));
+    }
+    for (std::size_t s = 0; s < servers_; ++s) {
+      const block b = shard(s);
+      requests.push_back(t.isend(gradients.subspan(b.offset, b.size), server_rank(s), push_tag));
+    }
+    for (request& r : requests) r.wait();
   }
-  for (request& r : requests) r.wait();
   step_end_ = std::chrono::steady_clock::now();
   stats_.worker_wait_seconds += std::chrono::duration<double>(*step_end_ - started).count();
-  stats_.bytes_pushed += gradients.size_bytes();
-  stats_.bytes_pulled += parameters.size_bytes();
-  step_outcome outcome{gradients.size_bytes(), std::nullopt};
+  stats_.bytes_pushed += bytes;
+  stats_.bytes_pulled += bytes;
+  step_outcome outcome{bytes, std::nullopt};
   if (hands_out_batches() && assignment_ >= 0) outcome.next_batch = static_cast<std::size_t>(assignment_);
   return outcome;
 }
@@ -303,7 +356,16 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
 template <class Consistency>
 template <class Transport, class Span>
 void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
-  t.send(std::span<const typename Span::element_type>(shard_parameters), static_cast<int>(worker), pull_tag);
+  using value = typename Span::element_type;
+  if constexpr (std::is_same_v<value, float>) {
+    if (compressed()) {
+      compression::with_codec(compression_, [&]<class Codec>(Codec) {
+        compression::encode<Codec>(std::span<const float>(shard_parameters), sent_words_);
+      });
+      t.send(std::span<const std::uint16_t>(sent_words_), static_cast<int>(worker), pull_tag);
+    }
+  }
+  if (!compressed()) t.send(std::span<const value>(shard_parameters), static_cast<int>(worker), pull_tag);
   if (hands_out_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
     std::optional<double> compute;
     if (sampling_) {
@@ -315,6 +377,24 @@ void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, s
     const std::int64_t assignment = next ? static_cast<std::int64_t>(*next) : -1;
     t.send(std::span<const std::int64_t>(&assignment, 1), static_cast<int>(worker), assign_tag);
   }
+}
+
+// One push (or an empty "done" message) into `incoming`, decoded from words under compression.
+template <class Consistency>
+template <class Transport, class T>
+transport::message_status parameter_server<Consistency>::receive_push(Transport& t, std::vector<T>& incoming) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (compressed()) {
+      const transport::message_status pushed = t.recv_any(std::span<std::uint16_t>(received_words_), push_tag);
+      if (pushed.count == incoming.size()) {
+        compression::with_codec(compression_, [&]<class Codec>(Codec) {
+          compression::decode<Codec>(std::span<const std::uint16_t>(received_words_), incoming);
+        });
+      }
+      return pushed;
+    }
+  }
+  return t.recv_any(std::span<T>(incoming), push_tag);
 }
 
 template <class Consistency>
@@ -341,7 +421,7 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
   std::size_t finished = 0;
   std::size_t arrived = 0;  // sync: pushes of the current step
   while (finished < workers_) {
-    const transport::message_status pushed = t.recv_any(std::span<value>(incoming), push_tag);
+    const transport::message_status pushed = receive_push(t, incoming);
     const auto worker = static_cast<std::size_t>(pushed.source);
     if (worker >= workers_) {
       switchyard::detail::raise<transport_error>(switchyard::detail::str(
@@ -409,7 +489,14 @@ template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimizer&) {
   using value = typename Optimizer::value_type;
   if (worker_index(t)) {
-    for (std::size_t s = 0; s < servers_; ++s) t.send(std::span<const value>(), server_rank(s), push_tag);
+    // In the pushes' element type: the servers receive every message of that tag as one.
+    for (std::size_t s = 0; s < servers_; ++s) {
+      if (compressed()) {
+        t.send(std::span<const std::uint16_t>(), server_rank(s), push_tag);
+      } else {
+        t.send(std::span<const value>(), server_rank(s), push_tag);
+      }
+    }
   }
   const std::span<value> parameters = as_span(model.parameters());
   for (std::size_t s = 0; s < servers_; ++s) {
