@@ -312,38 +312,31 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   }
   // Post every pull before any push, so a server's reply always finds its receive waiting.
   if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
-  std::size_t bytes = gradients.size_bytes();
+  // One pull from and one push to each server, of the model's elements or of the codec's words.
+  auto exchange = [&](auto pulled, auto pushed) {
+    for (std::size_t s = 0; s < servers_; ++s) {
+      const block b = shard(s);
+      requests.push_back(t.irecv(pulled.subspan(b.offset, b.size), server_rank(s), pull_tag));
+    }
+    for (std::size_t s = 0; s < servers_; ++s) {
+      const block b = shard(s);
+      requests.push_back(t.isend(pushed.subspan(b.offset, b.size), server_rank(s), push_tag));
+    }
+    for (request& r : requests) r.wait();
+    return pushed.size_bytes();
+  };
+  std::size_t bytes = 0;
   if constexpr (std::is_same_v<value, float>) {
     if (compressed()) {
       compression::with_codec(compression_,
                               [&]<class Codec>(Codec) { feedback_.encode<Codec>(gradients, sent_words_); });
-      const std::span<std::uint16_t> pulled(received_words_);
-      const std::span<const std::uint16_t> pushed(sent_words_);
-      for (std::size_t s = 0; s < servers_; ++s) {
-        const block b = shard(s);
-        requests.push_back(t.irecv(pulled.subspan(b.offset, b.size), server_rank(s), pull_tag));
-      }
-      for (std::size_t s = 0; s < servers_; ++s) {
-        const block b = shard(s);
-        requests.push_back(t.isend(pushed.subspan(b.offset, b.size), server_rank(s), push_tag));
-      }
-      for (request& r : requests) r.wait();
-      compression::with_codec(compression_,
-                              [&]<class Codec>(Codec) { compression::decode<Codec>(pulled, parameters); });
-      bytes = pushed.size_bytes();
+      bytes = exchange(std::span<std::uint16_t>(received_words_), std::span<const std::uint16_t>(sent_words_));
+      compression::with_codec(compression_, [&]<class Codec>(Codec) {
+        compression::decode<Codec>(std::span<const std::uint16_t>(received_words_), parameters);
+      });
     }
   }
-  if (!compressed()) {
-    for (std::size_t s = 0; s < servers_; ++s) {
-      const block b = shard(s);
-      requests.push_back(t.irecv(parameters.subspan(b.offset, b.size), server_rank(s), pull_tag));
-    }
-    for (std::size_t s = 0; s < servers_; ++s) {
-      const block b = shard(s);
-      requests.push_back(t.isend(gradients.subspan(b.offset, b.size), server_rank(s), push_tag));
-    }
-    for (request& r : requests) r.wait();
-  }
+  if (!compressed()) bytes = exchange(parameters, gradients);
   step_end_ = std::chrono::steady_clock::now();
   stats_.worker_wait_seconds += std::chrono::duration<double>(*step_end_ - started).count();
   stats_.bytes_pushed += bytes;
