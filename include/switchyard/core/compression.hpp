@@ -124,8 +124,10 @@ void decode(std::span<const typename C::word> words, std::span<float> values) no
 class error_feedback {
  public:
   /// Encodes `values` plus the residual into `words` (same size as `values`), and keeps the new
-  /// residual. A non-finite value makes the residual non-finite as well: the caller's divergence
-  /// check sees it in the gradient first.
+  /// residual. A value the codec cannot hold leaves a non-finite residual, and every later word
+  /// of that element is non-finite until `reset`. This includes a finite value beyond fp16's
+  /// 65504, which encodes to infinity. The receiver then applies a non-finite value, and a
+  /// trainer's divergence check stops the run; bf16 has float's range.
   template <codec C>
   void encode(std::span<const float> values, std::span<typename C::word> words) {
     if (residual_.size() != values.size()) residual_.assign(values.size(), 0.0f);
