@@ -8,6 +8,7 @@
 
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/optim/adam.hpp>
+#include <switchyard/optim/any_optimizer.hpp>
 #include <switchyard/optim/cosine.hpp>
 #include <switchyard/optim/momentum.hpp>
 #include <switchyard/optim/sgd.hpp>
@@ -86,6 +87,14 @@ run_result summarize(Transport& t, const Strategy& strategy, sy::train::history 
   return result;
 }
 
+// The optimizer --optimizer names, over `size` parameters.
+inline sy::optim::any_optimizer<> make_optimizer(const std::string& name, std::size_t size,
+                                                 const sy::optim::warmup<sy::optim::cosine>& schedule) {
+  if (name == "adam") return sy::optim::adam{size, schedule};
+  if (name == "momentum") return sy::optim::momentum{size, schedule, 0.9};
+  return sy::optim::sgd{size, schedule};
+}
+
 template <class Transport, class Model, class Strategy>
 run_result train_model(Transport& t, Model& model, Strategy strategy, const config& c,
                        const sy::data::fashion_mnist& data) {
@@ -114,42 +123,32 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
   std::optional<sy::train::epoch_log> log;
   if (t.rank() == 0 && !c.log.empty()) log.emplace(c.log);
 
-  auto fit = [&](auto& optimizer) {
-    sy::train::trainer trainer{model, optimizer, strategy, options};
-    if (!c.checkpoint_dir.empty()) {
-      const sy::train::model_fingerprint fingerprint = sy::train::fingerprint(model, c.model);
-      sy::train::write_checkpoints(trainer, c.checkpoint_dir, fingerprint);
-      if (c.resume) {
-        const std::filesystem::path file = sy::train::checkpoint_file(c.checkpoint_dir);
-        const std::uint64_t epoch = sy::train::resume(trainer, file, fingerprint);
-        if (t.rank() == 0) fmt::print("resuming from {} after epoch {}\n", file.string(), epoch);
-      }
+  // One trainer for every --optimizer: the choice is made at run time, behind any_optimizer.
+  sy::optim::any_optimizer<> optimizer = make_optimizer(c.optimizer, size, schedule);
+  sy::train::trainer trainer{model, optimizer, strategy, options};
+  if (!c.checkpoint_dir.empty()) {
+    const sy::train::model_fingerprint fingerprint = sy::train::fingerprint(model, c.model);
+    sy::train::write_checkpoints(trainer, c.checkpoint_dir, fingerprint);
+    if (c.resume) {
+      const std::filesystem::path file = sy::train::checkpoint_file(c.checkpoint_dir);
+      const std::uint64_t epoch = sy::train::resume(trainer, file, fingerprint);
+      if (t.rank() == 0) fmt::print("resuming from {} after epoch {}\n", file.string(), epoch);
     }
-    // Each line names the switches made since the last one (a switch between epochs comes after
-    // the record of the epoch before it, so it is on the next line; its sentence names its epoch).
-    // A resumed run logs only its own.
-    std::size_t logged = describe_switches(trainer.strategy()).size();
-    if (log) {
-      trainer.on_epoch([&](const sy::train::epoch_record& e) {
-        const std::vector<std::string> switches = describe_switches(trainer.strategy());
-        log->write(e, std::span<const std::string>(switches).subspan(logged));
-        logged = switches.size();
-      });
-    }
-    if (slow.rank == t.rank()) model.factor = slow.factor;
-    sy::train::history history = trainer.fit(t, data.train, *data.test);
-    return summarize(t, trainer.strategy(), std::move(history));
-  };
-  if (c.optimizer == "adam") {
-    sy::optim::adam optimizer{size, schedule};
-    return fit(optimizer);
   }
-  if (c.optimizer == "momentum") {
-    sy::optim::momentum optimizer{size, schedule, 0.9};
-    return fit(optimizer);
+  // Each line names the switches made since the last one (a switch between epochs comes after
+  // the record of the epoch before it, so it is on the next line; its sentence names its epoch).
+  // A resumed run logs only its own.
+  std::size_t logged = describe_switches(trainer.strategy()).size();
+  if (log) {
+    trainer.on_epoch([&](const sy::train::epoch_record& e) {
+      const std::vector<std::string> switches = describe_switches(trainer.strategy());
+      log->write(e, std::span<const std::string>(switches).subspan(logged));
+      logged = switches.size();
+    });
   }
-  sy::optim::sgd optimizer{size, schedule};
-  return fit(optimizer);
+  if (slow.rank == t.rank()) model.factor = slow.factor;
+  sy::train::history history = trainer.fit(t, data.train, *data.test);
+  return summarize(t, trainer.strategy(), std::move(history));
 }
 
 // Calls `use` with the parameter server that --servers and --consistency describe.

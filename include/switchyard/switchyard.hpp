@@ -34,6 +34,7 @@
 #include <switchyard/trigger/trigger.hpp>
 #include <switchyard/transport/transport.hpp>
 #include <switchyard/optim/adam.hpp>
+#include <switchyard/optim/any_optimizer.hpp>
 #include <switchyard/optim/constant.hpp>
 #include <switchyard/optim/cosine.hpp>
 #include <switchyard/optim/momentum.hpp>

@@ -2,6 +2,7 @@
 
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/adam.hpp>
+#include <switchyard/optim/any_optimizer.hpp>
 #include <switchyard/optim/momentum.hpp>
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
@@ -620,4 +621,37 @@ TEST_CASE("switch_to.stragglers_gone: the parameter server hands over to all-red
   for (const auto& stages : paced_stages(prototype, true, 4)) {
     CHECK(stages == std::vector<std::string>(4, "ps"));
   }
+}
+
+namespace {
+
+// A sync parameter server (1 server, 2 workers) then all-reduce after epoch 1, the rate halved and
+// ramped up again over 5 steps: every rank's parameters after 3 epochs, with `make(size)`'s optimizer.
+template <class Make>
+std::vector<std::vector<float>> switched_with(Make make) {
+  const auto data = fixtures::quadrants(480, 7);
+  return sy::transport::run_inproc(3, [&](sy::transport::inproc& t) {
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    auto optimizer = make(model.parameters().size());
+    strategy::switch_options switching;
+    switching.warmup_steps = 5;
+    switching.learning_rate_scale = 0.5;
+    sy::train::trainer_options options;
+    options.epochs = 3;
+    options.batch_size = 8;
+    sy::train::trainer trainer{
+        model, optimizer, strategy::switch_to{sync_ps{1}, ar{}, trigger::after_epochs<1>{}, switching}, options};
+    trainer.fit(t, data, *data);
+    return std::vector<float>(model.parameters().begin(), model.parameters().end());
+  });
+}
+
+}  // namespace
+
+TEST_CASE("switch_to.any_optimizer: adam held by optim::any_optimizer trains as adam itself, to the bit, across "
+          "the hand-over, the rescaling and the warm-up" * doctest::timeout(120)) {
+  const auto direct = switched_with([](std::size_t n) { return sy::optim::adam{n, 0.01}; });
+  const auto erased = switched_with([](std::size_t n) { return sy::optim::any_optimizer<>{sy::optim::adam{n, 0.01}}; });
+  CHECK(erased == direct);
+  for (const std::vector<float>& replica : direct) CHECK(replica == direct[0]);  // the server rank trains after
 }
