@@ -1,4 +1,5 @@
-"""Prints the ninja targets of the tests in the given meson suites: `suite_targets.py BUILD SUITE...`."""
+"""Prints the ninja targets of the tests in the given meson suites: `suite_targets.py BUILD SUITE...`.
+A test whose program is a script of the source tree (it builds what it needs itself) adds none."""
 import json
 import os
 import subprocess
@@ -9,5 +10,7 @@ tests = json.loads(subprocess.check_output(["meson", "introspect", "--tests", bu
 targets = set()
 for test in tests:
     if suites & {s.split(":")[-1] for s in test["suite"]}:
-        targets.add(os.path.relpath(test["cmd"][0], os.path.abspath(build)))
+        program = os.path.relpath(test["cmd"][0], os.path.abspath(build))
+        if not program.startswith(".."):
+            targets.add(program)
 print(" ".join(sorted(targets)))

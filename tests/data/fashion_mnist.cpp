@@ -49,8 +49,9 @@ std::array<std::size_t, 10> class_counts(const switchyard::data::dataset& data) 
 TEST_CASE("fashion_mnist.real_files" * doctest::timeout(120)) {
   // Fails with the install hint if the package is missing: the CI installs it.
   const auto fashion = fashion_mnist::load();
-  for (const auto& [split, size] :
-       {std::pair{fashion.train, 60000}, std::pair{fashion.test, 10000}}) {
+  for (const auto& expected : {std::pair{fashion.train, 60000}, std::pair{fashion.test, 10000}}) {
+    const auto& split = expected.first;
+    const int size = expected.second;
     CAPTURE(size);
     CHECK(split->size() == static_cast<std::size_t>(size));
     CHECK(split->rows() == 28);

@@ -89,7 +89,9 @@ std::vector<outcome> train(int ranks, Strategy strategy, std::size_t batch, std:
 }  // namespace
 
 TEST_CASE("parameter_server.sync: equals all-reduce on the same data order (1x2 and 2x3)" * doctest::timeout(300)) {
-  for (const auto& [servers, workers] : {std::pair{1, 2}, std::pair{2, 3}}) {
+  for (const auto& layout : {std::pair{1, 2}, std::pair{2, 3}}) {
+    const int servers = layout.first;
+    const int workers = layout.second;
     CAPTURE(servers);
     CAPTURE(workers);
     const auto reference = train(workers, sy::strategy::all_reduce<>{}, 8, 2).front().parameters;
@@ -104,7 +106,9 @@ TEST_CASE("parameter_server.sync: equals all-reduce on the same data order (1x2 
 
 TEST_CASE("parameter_server.layouts: every rank ends with the servers' model (1x1, 1x3, 2x2, 3x4)" *
           doctest::timeout(300)) {
-  for (const auto& [servers, workers] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 2}, std::pair{3, 4}}) {
+  for (const auto& layout : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 2}, std::pair{3, 4}}) {
+    const int servers = layout.first;
+    const int workers = layout.second;
     CAPTURE(servers);
     CAPTURE(workers);
     const auto runs = train(servers + workers, sy::strategy::parameter_server<>(servers), 8, 3);
@@ -187,7 +191,9 @@ TEST_CASE_TEMPLATE("parameter_server.compression: 16-bit pushes and pulls train 
                    Codec, sy::compression::fp16, sy::compression::bf16) {
   constexpr sy::compression::format format =
       std::is_same_v<Codec, sy::compression::fp16> ? sy::compression::format::fp16 : sy::compression::format::bf16;
-  for (const auto& [servers, workers] : {std::pair{1, 2}, std::pair{2, 3}}) {
+  for (const auto& layout : {std::pair{1, 2}, std::pair{2, 3}}) {
+    const int servers = layout.first;
+    const int workers = layout.second;
     CAPTURE(servers);
     CAPTURE(workers);
     const auto floats = train(servers + workers, sy::strategy::parameter_server<consistency::sync>(servers), 8, 2);

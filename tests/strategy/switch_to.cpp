@@ -262,8 +262,10 @@ TEST_CASE("switch_to.plateau: a loss trigger switches once the loss flattens" * 
 
 TEST_CASE("switch_to.options: momentum kept, reset or scaled, and the learning rate rescaled") {
   using policy = strategy::switch_options::momentum_policy;
-  for (const auto& [momentum, expected] : {std::pair{policy::keep, 1.0}, std::pair{policy::reset, 0.0},
-                                           std::pair{policy::scale, 0.25}}) {
+  for (const auto& choice : {std::pair{policy::keep, 1.0}, std::pair{policy::reset, 0.0},
+                             std::pair{policy::scale, 0.25}}) {
+    const policy momentum = choice.first;
+    const double expected = choice.second;
     CAPTURE(static_cast<int>(momentum));
     sy::transport::run_inproc(2, [&](sy::transport::inproc& t) {
       struct arenas {

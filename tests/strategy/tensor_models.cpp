@@ -87,7 +87,6 @@ struct toy_model {
   }
 
   double forward_backward(const sy::data::batch_view& batch) {
-    const auto w = sy::as_span(params);
     const auto g = sy::as_span(grads);
     for (auto& v : g) v = 0;
     double loss = 0;

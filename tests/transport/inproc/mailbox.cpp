@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <span>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace sy = switchyard;
@@ -83,14 +82,18 @@ TEST_CASE("inproc.mailbox.accepts: a receive takes its source and tag, or any") 
   send.source = 2;
   send.tag = 7;
   d::pending_op recv;
-  for (const auto& [source, tag, accepted] : std::vector<std::tuple<int, int, bool>>{
+  struct receive {
+    int source, tag;
+    bool accepted;
+  };
+  for (const receive r : std::vector<receive>{
            {2, 7, true}, {sy::transport::any_source, 7, true}, {2, sy::transport::any_tag, true},
            {sy::transport::any_source, sy::transport::any_tag, true}, {1, 7, false}, {2, 8, false}}) {
-    CAPTURE(source);
-    CAPTURE(tag);
-    recv.source = source;
-    recv.tag = tag;
-    CHECK(d::accepts(recv, send) == accepted);
+    CAPTURE(r.source);
+    CAPTURE(r.tag);
+    recv.source = r.source;
+    recv.tag = r.tag;
+    CHECK(d::accepts(recv, send) == r.accepted);
   }
 }
 
