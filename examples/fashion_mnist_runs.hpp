@@ -55,6 +55,8 @@ struct config {
   std::string optimizer = "adam";
   std::string compress = "none";     // the all-reduce stage's gradients on the wire: none, fp16 or bf16
   std::string ps_compress = "none";  // the parameter server's pushes and pulls on the wire
+  std::string exchange = "whole";    // the all-reduce stage's gradients: whole, buckets or overlapped
+  std::size_t bucket_kb = 0;         // a bucket closes at this many KiB (0: one per layer)
   int ranks = 4;
   std::size_t epochs = 15;
   std::size_t batch = 64;
@@ -267,6 +269,15 @@ inline void add_training_options(CLI::App& app, config& c) {
                  "The parameter server's pushes (with error feedback) and pulls on the wire: none, fp16 or bf16")
       ->check(CLI::IsMember({"none", "fp16", "bf16"}))
       ->capture_default_str();
+  app.add_option("--exchange", c.exchange,
+                 "The all-reduce stage's gradients: whole (one all-reduce after the backward pass), buckets (per "
+                 "layer, after the pass) or overlapped (each bucket reduced while the pass computes the layers "
+                 "before it)")
+      ->check(CLI::IsMember({"whole", "buckets", "overlapped"}))
+      ->capture_default_str();
+  app.add_option("--bucket-kb", c.bucket_kb,
+                 "With --exchange buckets or overlapped: a bucket closes once it holds this many KiB (0: one per layer)")
+      ->capture_default_str();
   app.add_option("--seed", c.seed, "Seed of the initial model and the data order")->capture_default_str();
   app.add_option("--blas-threads", c.blas_threads, "OpenBLAS threads per rank")
       ->check(CLI::Range(1, 256))
@@ -340,7 +351,8 @@ class rank_world {
  public:
   rank_world(int& argc, char**& argv, int inproc_ranks) : inproc_ranks_(inproc_ranks) {
 #if SWITCHYARD_HAS_MPI
-    if (sy::transport::mpi::launched()) environment_.emplace(argc, argv);
+    // Serialized: an overlapped all-reduce calls MPI from its communication thread.
+    if (sy::transport::mpi::launched()) environment_.emplace(argc, argv, boost::mpi::threading::serialized);
 #else
     static_cast<void>(argc);
     static_cast<void>(argv);

@@ -164,7 +164,12 @@ auto with_parameter_server(const config& c, Use use) {
 
 template <class Transport, class Model>
 run_result with_strategy(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data) {
-  const sy::strategy::all_reduce<> all_reduce{{.compression = sy::compression::parse_format(c.compress)}};
+  const sy::strategy::exchange exchange = c.exchange == "overlapped" ? sy::strategy::exchange::overlapped
+                                          : c.exchange == "buckets"  ? sy::strategy::exchange::buckets
+                                                                     : sy::strategy::exchange::whole;
+  const sy::strategy::all_reduce<> all_reduce{{.compression = sy::compression::parse_format(c.compress),
+                                               .exchange = exchange,
+                                               .bucket_bytes = c.bucket_kb * 1024}};
   if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data);
   if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data); });
   sy::strategy::switch_options options;

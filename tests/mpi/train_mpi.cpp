@@ -72,6 +72,17 @@ TEST_CASE("mpi.train.allreduce: W processes x batch B match one rank with batch 
   check_identical_everywhere(t, distributed);
 }
 
+TEST_CASE("mpi.train.exchange: the overlapped all-reduce, reducing on a communication thread, equals the bucketed "
+          "one to the bit in every process") {
+  sy::transport::mpi t;
+  REQUIRE(t.serves_other_threads());
+  using sy::strategy::exchange;
+  const std::vector<float> overlapped = train(t, 8, sy::strategy::all_reduce<>{{.exchange = exchange::overlapped}});
+  const std::vector<float> bucketed = train(t, 8, sy::strategy::all_reduce<>{{.exchange = exchange::buckets}});
+  CHECK(overlapped == bucketed);
+  check_identical_everywhere(t, overlapped);
+}
+
 TEST_CASE("mpi.train.parameter_server.sync: 1 server and W workers match all-reduce over W ranks") {
   sy::transport::mpi t;
   if (t.size() < 2) return;

@@ -1,5 +1,5 @@
-// A small synthetic classification problem for the training tests: 8x8 images whose bright
-// quadrant names the class, so a few epochs learn it and every step is fast.
+// A small synthetic classification problem for the training tests: side x side images (8 unless
+// asked) whose bright quadrant names the class, so a few epochs learn it and every step is fast.
 #pragma once
 
 #include <switchyard/data/dataset.hpp>
@@ -13,8 +13,8 @@
 
 namespace fixtures {
 
-inline std::shared_ptr<const switchyard::data::dataset> quadrants(std::size_t examples, std::uint64_t seed) {
-  constexpr std::size_t side = 8;
+inline std::shared_ptr<const switchyard::data::dataset> quadrants(std::size_t examples, std::uint64_t seed,
+                                                                   std::size_t side = 8) {
   std::vector<std::uint8_t> images(examples * side * side);
   std::vector<std::uint8_t> labels(examples);
   std::uint64_t state = seed;

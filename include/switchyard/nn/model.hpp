@@ -3,6 +3,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <span>
 #include <type_traits>
 
@@ -54,6 +55,26 @@ concept model = requires(M& m, const data::batch_view& batch) {
   requires detail::arena<decltype(m.parameters())>;
   { m.forward_backward(batch) } -> std::convertible_to<double>;
   { m.evaluate(batch) } -> std::same_as<evaluation>;
+};
+
+/// @brief A Model whose backward pass reports each part of the gradient arena as it finishes, so
+/// that a strategy can communicate it while the rest is computed (`strategy::all_reduce` with
+/// `overlap`, as PyTorch DDP's autograd hooks do). Optional: a model without it trains the same,
+/// with communication after the whole pass.
+///
+/// Required expression, besides `model`'s, for any `Ready& ready` callable with
+/// `(std::size_t first, std::size_t count)`:
+/// @code
+/// double loss = m.forward_backward(batch, ready);
+/// @endcode
+/// It does what `forward_backward(batch)` does, and calls `ready(first, count)` once the pass has
+/// written its last value of `gradients()[first, first + count)`. The ranges are disjoint, cover
+/// the arena, and come in the same order on every call and every replica (a bucketed all-reduce
+/// relies on that to reduce the same buckets on every rank). `nn::sequential` (so `nn::mlp` and
+/// `nn::cnn`) reports one range per layer with parameters, last layer first.
+template <class M>
+concept gradient_hooks = model<M> && requires(M& m, const data::batch_view& batch, void (&ready)(std::size_t, std::size_t)) {
+  { m.forward_backward(batch, ready) } -> std::convertible_to<double>;
 };
 
 /// The element type of a model's parameters.

@@ -100,9 +100,19 @@ class sequential {
 
   /// Mean loss over `batch`; overwrites `gradients()` with the gradient of that mean.
   double forward_backward(const data::batch_view& batch) {
+    return forward_backward(batch, [](std::size_t, std::size_t) {});
+  }
+
+  /// The same, calling `ready(first, count)` as soon as the backward pass has finished
+  /// `gradients()[first, first + count)`: once per layer with parameters, last layer first, so the
+  /// ranges come in decreasing order and together cover the arena. A strategy can start
+  /// communicating a range while the layers before it are still computing (nn/model.hpp,
+  /// `gradient_hooks`).
+  template <std::invocable<std::size_t, std::size_t> Ready>
+  double forward_backward(const data::batch_view& batch, Ready&& ready) {
     const std::size_t n = load(batch);
     const double loss = loss_.forward_backward(forward(n, indices()), batch.labels);
-    backward(loss_.gradient(), n, indices());
+    backward(loss_.gradient(), n, ready, indices());
     return loss;
   }
 
@@ -215,9 +225,14 @@ class sequential {
 
   /// Runs the layers backward, last first. A layer with no parameters before it (the first, or the
   /// first after parameter-free layers such as flatten) skips its input gradient: nobody reads it.
-  template <std::size_t... I>
-  void backward(std::span<const value_type> dy, std::size_t n, std::index_sequence<I...>) {
-    ((dy = std::get<layer_count - 1 - I>(layers_).backward(dy, n, offsets_[layer_count - 1 - I] != 0)), ...);
+  /// Each layer with parameters then reports its range to `ready`.
+  template <class Ready, std::size_t... I>
+  void backward(std::span<const value_type> dy, std::size_t n, Ready& ready, std::index_sequence<I...>) {
+    const auto one = [&](auto& layer, std::size_t index) {
+      dy = layer.backward(dy, n, offsets_[index] != 0);
+      if (offsets_[index + 1] != offsets_[index]) ready(offsets_[index], offsets_[index + 1] - offsets_[index]);
+    };
+    (one(std::get<layer_count - 1 - I>(layers_), layer_count - 1 - I), ...);
   }
 
   feature_shape input_;

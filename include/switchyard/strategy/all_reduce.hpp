@@ -1,24 +1,45 @@
 // Synchronous data parallelism: every rank trains a replica on its own shard, the gradient arena
-// is averaged with one all-reduce per step, and every rank applies the same update.
+// is averaged by all-reduce every step (whole, or in buckets that may overlap the backward pass),
+// and every rank applies the same update.
 #pragma once
 
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/compressed.hpp>
 #include <switchyard/core/compression.hpp>
-#include <switchyard/core/error.hpp>
 #include <switchyard/core/buffer.hpp>
+#include <switchyard/core/error.hpp>
+#include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/strategy/policy.hpp>
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace switchyard::strategy {
+
+/// @brief How an `all_reduce` stage exchanges a step's gradients.
+enum class exchange {
+  /// One all-reduce of the whole gradient arena after the backward pass (the default).
+  whole,
+  /// The buckets of `overlapped`, reduced one after the other after the pass on the rank's own
+  /// thread: the same bits as `overlapped`, without the overlap, to measure it against.
+  buckets,
+  /// Each bucket reduced on a communication thread as soon as the backward pass has finished it,
+  /// while the pass computes the layers before it (what PyTorch DDP and Horovod do).
+  overlapped,
+};
 
 /// @brief The options of an `all_reduce` stage.
 struct all_reduce_options {
@@ -26,7 +47,116 @@ struct all_reduce_options {
   /// and `bf16` send half the bytes, each partial sum rounded to the format. Replicas stay
   /// bitwise identical either way. Each stage of a switch has its own.
   compression::format compression = compression::format::none;
+  /// Whole arena, buckets after the pass, or buckets overlapped with it. Buckets need a model with
+  /// gradient hooks (nn/model.hpp, `gradient_hooks`: `nn::sequential`, `nn::mlp`, `nn::cnn`); a
+  /// model without them reports its whole arena at the end of its pass, which is `whole`.
+  strategy::exchange exchange = strategy::exchange::whole;
+  /// A bucket closes once it holds at least this many bytes of gradients (in the model's element
+  /// type) or when the next range the model reports is not adjacent to it. 0 (the default): every
+  /// range the model reports is a bucket of its own, one per layer with parameters for
+  /// `nn::sequential`.
+  std::size_t bucket_bytes = 0;
 };
+
+namespace detail {
+
+/// @brief The thread an overlapped all-reduce reduces its buckets on, one at a time, in the
+/// order the rank submits them, with the rank thread's floating-point mode (flushing of
+/// subnormals, rounding). `wait` returns once every submitted bucket is reduced and rethrows the
+/// first failure. A copy starts without a thread: each copy of a strategy gets its own.
+class bucket_thread {
+ public:
+  using reduce_fn = std::function<void(std::size_t, std::size_t)>;
+
+  bucket_thread() = default;
+  bucket_thread(const bucket_thread&) noexcept {}
+  bucket_thread& operator=(const bucket_thread&) noexcept { return *this; }
+  bucket_thread(bucket_thread&&) noexcept = default;
+  ~bucket_thread() {
+    if (!thread_.joinable()) return;
+    {
+      const std::lock_guard lock(shared_->mutex);
+      shared_->stop = true;
+      shared_->queue.clear();  // buckets not started yet: the step that submitted them failed
+    }
+    shared_->wake.notify_one();
+    thread_.join();
+  }
+
+  /// Starts a step: later buckets go to `reduce`, run with the calling thread's mode.
+  void begin(reduce_fn reduce) {
+    if (!thread_.joinable()) {
+      shared_ = std::make_unique<shared_state>();
+      thread_ = std::thread([state = shared_.get()] { run(*state); });
+    }
+    std::unique_lock lock(shared_->mutex);
+    // A step that failed before its `wait` may have left buckets: let them finish, and forget them.
+    shared_->idle.wait(lock, [&] { return shared_->next == shared_->queue.size() && !shared_->busy; });
+    shared_->queue.clear();
+    shared_->next = 0;
+    shared_->failure = nullptr;
+    shared_->reduce = std::move(reduce);
+    shared_->mode = switchyard::detail::read_fp_control();
+  }
+  void submit(std::size_t first, std::size_t count) {
+    {
+      const std::lock_guard lock(shared_->mutex);
+      shared_->queue.emplace_back(first, count);
+    }
+    shared_->wake.notify_one();
+  }
+  /// Blocks until every bucket submitted since `begin` is reduced; rethrows the first failure.
+  void wait() {
+    std::unique_lock lock(shared_->mutex);
+    shared_->idle.wait(lock, [&] { return shared_->next == shared_->queue.size() && !shared_->busy; });
+    shared_->queue.clear();
+    shared_->next = 0;
+    if (std::exception_ptr failure = std::exchange(shared_->failure, nullptr)) std::rethrow_exception(failure);
+  }
+
+ private:
+  struct shared_state {
+    std::mutex mutex;
+    std::condition_variable wake;  // a bucket or the stop
+    std::condition_variable idle;  // every bucket reduced
+    reduce_fn reduce;
+    switchyard::detail::fp_control mode{};
+    std::vector<std::pair<std::size_t, std::size_t>> queue;  // this step's buckets, kept for their capacity
+    std::size_t next = 0;                                     // the first not started
+    bool busy = false;
+    bool stop = false;
+    std::exception_ptr failure;
+  };
+
+  static void run(shared_state& s) {
+    std::unique_lock lock(s.mutex);
+    for (;;) {
+      s.wake.wait(lock, [&] { return s.stop || s.next < s.queue.size(); });
+      if (s.stop) return;
+      const auto [first, count] = s.queue[s.next++];
+      s.busy = true;
+      const bool failed = s.failure != nullptr;  // after a failure the step is lost: skip the rest
+      lock.unlock();
+      if (!failed) {
+        try {
+          switchyard::detail::write_fp_control(s.mode);
+          s.reduce(first, count);
+        } catch (...) {
+          const std::lock_guard relock(s.mutex);
+          s.failure = std::current_exception();
+        }
+      }
+      lock.lock();
+      s.busy = false;
+      if (s.next == s.queue.size()) s.idle.notify_all();
+    }
+  }
+
+  std::unique_ptr<shared_state> shared_;
+  std::thread thread_;
+};
+
+}  // namespace detail
 
 /// @brief All-reduce strategy (what Horovod, PyTorch DDP and MultiWorkerMirroredStrategy do).
 ///
@@ -55,29 +185,108 @@ class all_reduce {
   /// (the default: `replicate_training_state`) is all a hand-over needs.
   [[nodiscard]] static constexpr bool replicated() noexcept { return true; }
 
+  /// The backward pass, with buckets closed as the model finishes them (and, overlapped, reduced
+  /// while it goes on); `whole`, one rank or a model without gradient hooks: the model's pass.
+  template <class Transport, class Model, class Batch>
+  double forward_backward(Transport& t, Model& model, const Batch& batch) {
+    buckets_.clear();
+    constexpr bool hooks = requires(void (&ready)(std::size_t, std::size_t)) { model.forward_backward(batch, ready); };
+    if constexpr (hooks) {
+      if (options_.exchange != exchange::whole && t.size() > 1) return bucketed_pass(t, model, batch);
+    }
+    return model.forward_backward(batch);
+  }
+
   template <class Transport, class Model, class Optimizer>
   step_outcome step(Transport& t, Model& model, Optimizer& optimizer) {
     const auto gradients = as_span(model.gradients());
     using element = std::remove_cvref_t<decltype(gradients[0])>;
     const bool compressed = options_.compression != compression::format::none;
-    if constexpr (std::is_same_v<element, float>) {
-      collective::compressed_allreduce(options_.compression, t, gradients, words_, ops::average{}, Algorithm{});
-    } else {
+    if constexpr (!std::is_same_v<element, float>) {
       if (compressed) {
         throw usage_error(switchyard::detail::str("all_reduce: ", compression::name(options_.compression),
                                                   " compression encodes float gradients; this model's are ",
                                                   sizeof(element) * 8, "-bit"));
       }
-      collective::allreduce(t, gradients, ops::average{}, Algorithm{});
+    }
+    if (buckets_.empty()) {
+      reduce(t, gradients);
+    } else if (options_.exchange == exchange::overlapped) {
+      thread_.wait();
+    } else {
+      for (const auto& [first, count] : buckets_) reduce(t, gradients.subspan(first, count));
     }
     optimizer.step(as_span(model.parameters()), gradients);
     const std::size_t element_bytes = compressed ? sizeof(std::uint16_t) : sizeof(element);
     return {t.size() > 1 ? gradients.size() * element_bytes : 0, std::nullopt};
   }
 
+  /// The buckets of the last step, in the order they were reduced: (first, count) in the arena.
+  [[nodiscard]] const std::vector<std::pair<std::size_t, std::size_t>>& last_buckets() const noexcept {
+    return buckets_;
+  }
+
  private:
+  /// Averages `part` of the gradients over the ranks, encoded on the wire if the options say so.
+  template <class Transport, class Element>
+  void reduce(Transport& t, std::span<Element> part) {
+    if constexpr (std::is_same_v<Element, float>) {
+      collective::compressed_allreduce(options_.compression, t, part, words_, ops::average{}, Algorithm{});
+    } else {
+      collective::allreduce(t, part, ops::average{}, Algorithm{});
+    }
+  }
+
+  template <class Transport, class Model, class Batch>
+  double bucketed_pass(Transport& t, Model& model, const Batch& batch) {
+    const auto gradients = as_span(model.gradients());
+    using element = std::remove_cvref_t<decltype(gradients[0])>;
+    const bool overlapped = options_.exchange == exchange::overlapped;
+    if (overlapped) {
+      if constexpr (requires { t.serves_other_threads(); }) {
+        if (!t.serves_other_threads()) {
+          switchyard::detail::raise<usage_error>(
+              "all_reduce: the overlapped exchange calls the transport from a communication thread, and this "
+              "transport does not allow calls from other threads (under MPI, initialize the environment with "
+              "boost::mpi::threading::serialized or above)");
+        }
+      }
+      thread_.begin([this, &t, gradients](std::size_t first, std::size_t count) {
+        reduce(t, gradients.subspan(first, count));
+      });
+    }
+    const std::size_t limit = options_.bucket_bytes / sizeof(element);
+    std::size_t low = 0;
+    std::size_t high = 0;  // the open bucket: [low, high)
+    const auto close = [&] {
+      if (high == low) return;
+      buckets_.emplace_back(low, high - low);
+      if (overlapped) thread_.submit(low, high - low);
+      low = high = 0;
+    };
+    const auto ready = [&](std::size_t first, std::size_t count) {
+      if (first > gradients.size() || count > gradients.size() - first) {
+        switchyard::detail::raise<usage_error>(switchyard::detail::str(
+            "all_reduce: the model reported gradients [", first, ", ", first + count, ") ready, beyond its arena of ",
+            gradients.size()));
+      }
+      if (count == 0) return;
+      if (high != low && first + count != low) close();  // not adjacent: the open bucket ends
+      if (high == low) high = first + count;
+      low = first;
+      if (high - low >= limit) close();
+    };
+    // If the pass throws, the buckets already submitted finish before the next pass or in the
+    // strategy's destructor, which joins the thread.
+    const double loss = model.forward_backward(batch, ready);
+    close();
+    return loss;
+  }
+
   all_reduce_options options_;
   std::vector<std::uint16_t> words_;  // the encoded gradients, kept from step to step
+  std::vector<std::pair<std::size_t, std::size_t>> buckets_;  // this step's buckets
+  detail::bucket_thread thread_;
 };
 
 }  // namespace switchyard::strategy

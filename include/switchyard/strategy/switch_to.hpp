@@ -364,6 +364,12 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
     active([&](auto& s) { traits::begin_epoch(s, t, batches); });
   }
 
+  /// The active stage's pass (an overlapping all-reduce starts its exchange inside it).
+  template <class Transport, class Model, class Batch>
+  double forward_backward(Transport& t, Model& m, const Batch& batch) {
+    return switched() ? traits::forward_backward(second_, t, m, batch) : traits::forward_backward(first_, t, m, batch);
+  }
+
   template <class Transport, class Model, class Optimizer>
   step_outcome step(Transport& t, Model& m, Optimizer& o) {
     const collective::stage_scope stage{this->name()};  // names the stage in checked collectives' reports

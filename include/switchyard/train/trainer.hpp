@@ -339,7 +339,7 @@ std::optional<std::size_t> trainer<Model, Optimizer, Strategy>::train_part(Trans
     for (std::size_t s = 0; next; ++s) {
       const data::batch_view batch = loader.gather(plan.batch(0, from + *next));
       const auto before = clock::now();
-      const double loss = model_.forward_backward(batch);
+      const double loss = strategy::traits::forward_backward(strategy_, t, model_, batch);
       const auto computed = clock::now();
       const strategy::step_outcome outcome = strategy::traits::step(strategy_, t, model_, optimizer_);
       const auto stepped = clock::now();

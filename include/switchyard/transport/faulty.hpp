@@ -73,6 +73,12 @@ class faulty {
 
   [[nodiscard]] int rank() const { return inner_.rank(); }
   [[nodiscard]] int size() const { return inner_.size(); }
+  /// The inner transport's answer, where it has one (`transport::mpi`).
+  [[nodiscard]] bool serves_other_threads() const
+    requires requires(const Inner& i) { i.serves_other_threads(); }
+  {
+    return inner_.serves_other_threads();
+  }
 
   template <class T>
   void send(std::span<const T> data, int destination, int tag) {

@@ -407,6 +407,13 @@ class mpi {
     checks_->enabled = options_.check_collectives;
   }
 
+  /// Whether threads other than the one that initialized MPI may call it, one at a time: the
+  /// environment was initialized with `boost::mpi::threading::serialized` or above. An
+  /// overlapped all-reduce (`strategy::exchange::overlapped`) calls the transport from its
+  /// communication thread, and refuses to start otherwise.
+  [[nodiscard]] static bool serves_other_threads() {
+    return boost::mpi::environment::thread_level() >= boost::mpi::threading::serialized;
+  }
   /// Whether an MPI launcher (Open MPI's mpirun, MPICH's hydra, Slurm's srun) started this
   /// process, even as a world of one: programs that run in process otherwise check it before
   /// choosing their transport. Ask before MPI is initialized: Open MPI's singleton start-up sets
