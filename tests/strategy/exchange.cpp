@@ -4,6 +4,7 @@
 // and `bucket_bytes`, and a failure on the communication thread reaches every rank's step.
 #include <switchyard/strategy/all_reduce.hpp>
 
+#include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/cnn.hpp>
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/nn/model.hpp>
@@ -29,6 +30,10 @@ namespace sy = switchyard;
 using sy::strategy::exchange;
 
 namespace {
+
+// The ranks are threads: OpenBLAS computes on each rank's own thread, as nn::sequential advises
+// (its thread pool's writes are invisible to ThreadSanitizer, which would report them).
+const sy::nn::blas_threads_scope one_blas_thread{1};
 
 using buckets = std::vector<std::pair<std::size_t, std::size_t>>;
 
