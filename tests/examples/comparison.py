@@ -2,7 +2,8 @@
 """Runs examples/strategy_comparison briefly, in process or under mpiexec, and checks what it
 writes: one summary record per strategy with the time to each accuracy threshold (a number or
 null) and the slow host, every epoch in the CSV, the switches inside an epoch at a step trigger,
-and the plot.
+and the plot. The all-reduce stages run --exchange overlapped, so the overlapped exchange works
+inside both orders of a switch, also under MPI.
 
     comparison.py STRATEGY_COMPARISON PLOT_COMPARISON [--mpiexec MPIEXEC --ranks N]
 """
@@ -25,7 +26,7 @@ thresholds = ["0.5", "0.99"]  # one every run reaches in its first epoch, one no
 with tempfile.TemporaryDirectory() as work:
     runs_csv, summary = os.path.join(work, "runs.csv"), os.path.join(work, "runs.json")
     options = ["--batch", "100", "--quiet", "--csv", runs_csv, "--summary", summary,
-               "--thresholds", ",".join(thresholds), "--slow", "h1:0.17"]
+               "--thresholds", ",".join(thresholds), "--slow", "h1:0.17", "--exchange", "overlapped"]
     if args.mpiexec:
         # 600 batches of 100 an epoch: 300 batches is inside epoch 1; one epoch keeps the job short.
         epochs = 1
@@ -41,6 +42,7 @@ with tempfile.TemporaryDirectory() as work:
     for r in records:
         assert r["transport"] == ("mpi" if args.mpiexec else "inproc"), r
         assert r["ranks"] == args.ranks and r["epochs"] == epochs, r
+        assert r["exchange"] == "overlapped" and r["bucket_kb"] == 0, r
         assert r["test_accuracy"] > 0.7, r
         assert r["train_samples_per_second"] > 0, r
         assert r["slow"] == [{"host": "h1", "share": 0.17}], r
