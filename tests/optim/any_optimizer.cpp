@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "gradients.hpp"
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,13 +23,7 @@ namespace optim = switchyard::optim;
 
 namespace {
 
-std::vector<float> gradient(std::size_t n, int step) {
-  std::vector<float> g(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    g[i] = static_cast<float>((static_cast<int>(i * 7) + step * 3) % 11) * 0.1f - 0.5f;
-  }
-  return g;
-}
+using test_gradients::gradient;
 
 using schedule = optim::warmup<optim::cosine>;
 const schedule ramp{2, optim::cosine{0.05, 40}};
