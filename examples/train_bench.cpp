@@ -1,6 +1,7 @@
 // The training speed benchmark: samples per second of one worker against the bound its GEMMs
 // alone set (OpenBLAS timed on the same shapes, interleaved in the same run), the scaling of
-// all-reduce training from 1 to 2 in-process ranks, the cost of subnormal floats (an Adam step on
+// all-reduce training from 1 to 2 in-process ranks (also with the exchange overlapped with the
+// backward pass, and with bf16 gradients), the cost of subnormal floats (an Adam step on
 // subnormal moments, and a long 4-rank Adam run whose moments decay), and the peak resident memory
 // of a 4-rank run. docs/performance.md ("Training speed", "Subnormal floats") describes the method
 // and records the results.
@@ -8,6 +9,7 @@
 //   build/examples/train_bench --trials 11 --json train.json
 //   build/examples/train_bench --memory        # only the 4-rank run and its peak RSS
 //   build/examples/train_bench --no-flush-subnormals   # everything with subnormal floats kept
+#include <switchyard/core/compression.hpp>
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/data/batch_loader.hpp>
 #include <switchyard/data/dataset.hpp>
@@ -287,11 +289,12 @@ struct step_times {
   double communicate = 0;  // the strategy's step: all-reduce and optimizer update
 };
 
-// One epoch of `train::trainer` with `strategy::all_reduce` and SGD over `ranks` in-process ranks:
-// the history of rank 0 and each rank's step times.
+// One epoch of `train::trainer` with `strategy::all_reduce` (with `exchange`'s options) and SGD
+// over `ranks` in-process ranks: the history of rank 0 and each rank's step times.
 template <class Model>
 std::pair<sy::train::history, std::vector<step_times>> train_one_epoch(
-    int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train, const sy::data::dataset& test) {
+    int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train, const sy::data::dataset& test,
+    const sy::strategy::all_reduce_options& exchange) {
   std::vector<step_times> times(static_cast<std::size_t>(ranks));
   std::vector<sy::train::history> histories = sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
     Model model{s.seed};
@@ -301,7 +304,7 @@ std::pair<sy::train::history, std::vector<step_times>> train_one_epoch(
     options.batch_size = s.batch;
     options.seed = s.seed;
     options.flush_subnormals = s.flush_subnormals;
-    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{exchange}, options};
     std::vector<double> compute, communicate;
     trainer.on_step([&](const sy::train::step_record& step) {
       compute.push_back(step.compute_seconds);
@@ -314,6 +317,17 @@ std::pair<sy::train::history, std::vector<step_times>> train_one_epoch(
   return {std::move(histories.front()), std::move(times)};
 }
 
+// The gradient exchanges measured beside the plain one at 2 ranks: where the step's time goes
+// when the all-reduce overlaps the backward pass, and when it sends bf16.
+struct exchange_variant {
+  const char* name;
+  sy::strategy::all_reduce_options options;
+};
+const std::array<exchange_variant, 2> exchange_variants{{
+    {"overlapped exchange", {.exchange = sy::strategy::exchange::overlapped}},
+    {"bf16 gradients", {.compression = sy::compression::format::bf16}},
+}};
+
 // One trainer trial: the samples per second the trainer reports for one epoch (slowest rank's
 // training time, evaluation excluded) and the step times of the rank slowest to compute.
 struct trainer_trial {
@@ -323,8 +337,8 @@ struct trainer_trial {
 
 template <class Model>
 trainer_trial run_trainer(int ranks, const settings& s, const std::shared_ptr<const sy::data::dataset>& train,
-                          const sy::data::dataset& test) {
-  const auto [history, times] = train_one_epoch<Model>(ranks, s, train, test);
+                          const sy::data::dataset& test, const sy::strategy::all_reduce_options& exchange = {}) {
+  const auto [history, times] = train_one_epoch<Model>(ranks, s, train, test, exchange);
   const sy::train::epoch_record& epoch = history.last();
   if (!std::isfinite(epoch.train_loss)) {
     throw std::runtime_error(fmt::format("the {}-rank training loss diverged to {}", ranks, epoch.train_loss));
@@ -392,7 +406,7 @@ template <class Model>
 void run_memory(const settings& s, const sy::data::fashion_mnist& fashion) {
   const long loaded = peak_rss_kib();
   const auto started = bench_clock::now();
-  const sy::train::history history = train_one_epoch<Model>(memory_ranks, s, fashion.train, *fashion.test).first;
+  const sy::train::history history = train_one_epoch<Model>(memory_ranks, s, fashion.train, *fashion.test, {}).first;
   const double seconds = std::chrono::duration<double>(bench_clock::now() - started).count();
   const long peak = peak_rss_kib();
   fmt::print("memory: {} in-process ranks x {} BLAS thread(s), {}, batch {} per rank, 1 epoch of {} examples, "
@@ -514,6 +528,7 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
   for (gemm_runner& g : gemms) g.seconds_per_call(s.steps);
   run_trainer<Model>(1, s, trainer_train, *trainer_test);
   run_trainer<Model>(2, s, trainer_train, *trainer_test);
+  for (const exchange_variant& v : exchange_variants) run_trainer<Model>(2, s, trainer_train, *trainer_test, v.options);
 
   // Trial k of every figure runs before trial k + 1 of any, so drift in the load hits all alike.
   const auto trials = static_cast<std::size_t>(s.trials);
@@ -525,6 +540,8 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
   std::array<std::array<std::vector<double>, 2>, 2> adam_step_us;  // [flushed][subnormal]
   // Per rank count and trial: the median step's forward-backward and all-reduce-plus-update, in us.
   std::array<std::vector<double>, 2> compute_us, communicate_us;
+  // The same at 2 ranks for each variant of the gradient exchange: samples/s, compute, communication.
+  std::vector<std::array<std::vector<double>, 3>> variant_figures(exchange_variants.size());
   std::vector<std::vector<double>> gemm_seconds(gemms.size(), std::vector<double>(trials));
   for (std::size_t trial = 0; trial < trials; ++trial) {
     sgd_rates[trial] = samples / sgd_worker.run(s.steps, s.flush_subnormals);
@@ -541,6 +558,12 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
       (ranks == 1 ? one_rank : two_ranks)[trial] = result.samples_per_second;
       compute_us[static_cast<std::size_t>(ranks - 1)].push_back(result.step.compute * 1e6);
       communicate_us[static_cast<std::size_t>(ranks - 1)].push_back(result.step.communicate * 1e6);
+    }
+    for (std::size_t v = 0; v < exchange_variants.size(); ++v) {
+      const trainer_trial result = run_trainer<Model>(2, s, trainer_train, *trainer_test, exchange_variants[v].options);
+      variant_figures[v][0].push_back(result.samples_per_second);
+      variant_figures[v][1].push_back(result.step.compute * 1e6);
+      variant_figures[v][2].push_back(result.step.communicate * 1e6);
     }
   }
 
@@ -571,6 +594,15 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
     records.push_back(measured(fmt::format("{} rank(s): forward+backward per step", ranks), compute_us[at], "us"));
     records.push_back(
         measured(fmt::format("{} rank(s): all-reduce + update per step", ranks), communicate_us[at], "us"));
+  }
+  for (std::size_t v = 0; v < exchange_variants.size(); ++v) {
+    const std::string name = exchange_variants[v].name;
+    records.push_back(measured(fmt::format("2 ranks, {}: trainer", name), variant_figures[v][0], "samples/s"));
+    records.push_back(measured(fmt::format("2 ranks, {}: forward+backward per step", name), variant_figures[v][1], "us"));
+    records.push_back(
+        measured(fmt::format("2 ranks, {}: all-reduce + update per step", name), variant_figures[v][2], "us"));
+    records.push_back({fmt::format("2 ranks, {} / plain exchange, samples/s", name),
+                       median(variant_figures[v][0]) / median(two_ranks), "ratio", {}, {}, {}, {}});
   }
   records.push_back({fmt::format("GEMM bound, the {} GEMMs of the step", gemms.size()), batch / gemm_total_seconds,
                      "samples/s", {}, {}, {}, {}});
