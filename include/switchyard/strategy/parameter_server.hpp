@@ -169,8 +169,11 @@ class parameter_server {
     return floor;
   }
 
+  // Sends `shard_parameters` to `worker` as its pull. Under compression they are encoded first,
+  // unless `encoded` says that the last reply sent these same parameters: replies to several
+  // workers between two updates encode once.
   template <class Transport, class Span>
-  void reply(Transport& t, Span shard_parameters, std::size_t worker);
+  void reply(Transport& t, Span shard_parameters, std::size_t worker, bool encoded = false);
   template <class Transport, class T>
   transport::message_status receive_push(Transport& t, std::vector<T>& incoming);
   [[nodiscard]] bool compressed() const noexcept { return compression_ != compression::format::none; }
@@ -348,13 +351,15 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
 
 template <class Consistency>
 template <class Transport, class Span>
-void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker) {
+void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker, bool encoded) {
   using value = typename Span::element_type;
   if constexpr (std::is_same_v<value, float>) {
     if (compressed()) {
-      compression::with_codec(compression_, [&]<class Codec>(Codec) {
-        compression::encode<Codec>(std::span<const float>(shard_parameters), sent_words_);
-      });
+      if (!encoded) {
+        compression::with_codec(compression_, [&]<class Codec>(Codec) {
+          compression::encode<Codec>(std::span<const float>(shard_parameters), sent_words_);
+        });
+      }
       t.send(std::span<const std::uint16_t>(sent_words_), static_cast<int>(worker), pull_tag);
     }
   }
@@ -394,10 +399,12 @@ template <class Consistency>
 template <class Transport, class Span>
 void parameter_server<Consistency>::release_waiting(Transport& t, Span shard_parameters) {
   const std::uint64_t floor = slowest();
+  bool encoded = false;
   for (std::size_t w = 0; w < workers_; ++w) {
     if (waiting_[w] && completed_[w] - floor <= static_cast<std::size_t>(consistency_.max_lead())) {
       waiting_[w] = false;
-      reply(t, shard_parameters, w);
+      reply(t, shard_parameters, w, encoded);
+      encoded = true;
     }
   }
 }
@@ -448,7 +455,7 @@ void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer&
         optimizer.step(parameters, std::span<const value>(incoming));
         ++stats_.updates;
         arrived = 0;
-        for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w);
+        for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w, w > 0);
       }
     } else {
       // Answer first, then apply: the worker's pull does not wait for the optimizer, and its next
