@@ -71,6 +71,8 @@ class parameter_server {
   [[nodiscard]] std::size_t servers() const noexcept { return servers_; }
   [[nodiscard]] const Consistency& consistency() const noexcept { return consistency_; }
   [[nodiscard]] compression::format compression() const noexcept { return compression_; }
+  /// What this rank measured, added up over every period the stage served since it was built (an
+  /// `alternate` enters it again and again).
   [[nodiscard]] const ps_statistics& statistics() const noexcept { return stats_; }
 
   template <class Transport>
@@ -258,7 +260,6 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
         " compression encodes float parameters; this model's are ", sizeof(value) * 8, "-bit"));
   }
   workers_ = ranks - servers_;
-  stats_ = {};
   feedback_.reset();
   collective::broadcast(t, as_span(model.parameters()), 0);
   if (worker_index(t)) {
