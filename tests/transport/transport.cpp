@@ -11,6 +11,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <type_traits>
+
 namespace sy = switchyard;
 
 namespace {
@@ -61,9 +64,29 @@ struct float_only {
   float_only split(int, int) { return {}; }
 };
 
+// Moves every element type but the 16-bit words of compressed gradients.
+struct no_words {
+  int rank() const { return 0; }
+  int size() const { return 1; }
+  template <class T>
+    requires(!std::is_same_v<T, std::uint16_t>)
+  void send(std::span<const T>, int, int) {}
+  template <class T>
+  void recv(std::span<T>, int, int) {}
+  template <class T>
+  sy::transport::inproc_request isend(std::span<const T>, int, int) { return {}; }
+  template <class T>
+  sy::transport::inproc_request irecv(std::span<T>, int, int) { return {}; }
+  template <class T>
+  sy::transport::message_status recv_any(std::span<T>, int) { return {}; }
+  void barrier() {}
+  no_words split(int, int) { return {}; }
+};
+
 }  // namespace
 
 static_assert(sy::transport::transport<point_to_point_only>);
+static_assert(sy::transport::transport_of<no_words, std::uint64_t> && !sy::transport::transport<no_words>);
 static_assert(!sy::transport::transport<missing_recv_any>);
 static_assert(sy::transport::transport_of<float_only, float> && !sy::transport::transport<float_only>);
 static_assert(sy::transport::transport_of<point_to_point_only, std::uint64_t>);

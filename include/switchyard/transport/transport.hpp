@@ -80,8 +80,9 @@ concept transport_of = requires(T& t, std::span<E> out, std::span<const E> in, i
 /// @endcode
 /// Messages between one pair of ranks with one tag arrive in the order they were sent. The
 /// concept checks the point-to-point members (`transport_of`) for every element type the library
-/// itself sends: `float` and `double` (parameters, gradients, optimizer state, epoch records) and
-/// `std::int64_t` and `std::uint64_t` (counters, fingerprints, checked-collective headers).
+/// itself sends: `float` and `double` (parameters, gradients, optimizer state, epoch records),
+/// `std::int64_t` and `std::uint64_t` (counters, fingerprints, checked-collective headers) and
+/// `std::uint16_t` (fp16 and bf16 words of compressed gradients and parameters).
 /// A transport may also provide native collectives (`native_allreduce`, `native_broadcast`,
 /// `native_allgather`, `native_reduce_scatter`); see switchyard/collective/native.hpp.
 template <class T>
@@ -92,7 +93,7 @@ concept transport = std::copy_constructible<T> &&
       t.barrier();
       { t.split(color, key) } -> std::same_as<T>;
     } && transport_of<T, float> && transport_of<T, double> && transport_of<T, std::int64_t> &&
-    transport_of<T, std::uint64_t>;
+    transport_of<T, std::uint64_t> && transport_of<T, std::uint16_t>;
 
 /// @brief One rank's state of the collective checks on one group: whether every collective first
 /// exchanges a fingerprint with the other ranks (docs/collectives.md#checked-collectives), and
