@@ -162,8 +162,9 @@ class bucket_thread {
 ///
 /// Every rank is a worker. Setup is the default one: rank 0's parameters and whole optimizer state
 /// reach every rank (`replicate_training_state`), and each update trains one batch per rank, which
-/// the optimizer's schedule counts. Each `step` averages the whole gradient arena in one
-/// all-reduce and applies the optimizer locally. The all-reduce gives
+/// the optimizer's schedule counts. Each step averages the gradient arena, in one all-reduce
+/// after the backward pass or in buckets after it or overlapped with it (`all_reduce_options::
+/// exchange`), and applies the optimizer locally. The all-reduce gives
 /// every rank the same bits and the optimizers are deterministic, so replicas stay bitwise
 /// identical for the whole run, also when the stage starts after a switch from a stage that left
 /// the ranks with different optimizer states.
@@ -172,6 +173,8 @@ class bucket_thread {
 /// switchyard::train::trainer trainer{model, optimizer, switchyard::strategy::all_reduce<>{}};
 /// // bf16 gradients on the wire:
 /// switchyard::strategy::all_reduce<> compressed{{.compression = switchyard::compression::format::bf16}};
+/// // each layer's gradients reduced while the backward pass computes the layers before it:
+/// switchyard::strategy::all_reduce<> overlapped{{.exchange = switchyard::strategy::exchange::overlapped}};
 /// @endcode
 template <class Algorithm = algorithm::automatic>
 class all_reduce {
