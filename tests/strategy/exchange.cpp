@@ -1,7 +1,8 @@
 // Tests of all_reduce's bucketed and overlapped exchanges (strategy/all_reduce.hpp, `exchange`)
 // with nn::sequential's gradient hooks (nn/sequential.hpp): the overlapped run equals the bucketed
 // one to the bit for mlp and cnn on 1..4 ranks, replicas stay identical, buckets follow the layers
-// and `bucket_bytes`, and a failure on the communication thread reaches every rank's step.
+// and `bucket_bytes`, a step allocates nothing, and a failure on the communication thread reaches
+// every rank's step.
 #include <switchyard/strategy/all_reduce.hpp>
 
 #include <switchyard/nn/blas_threads.hpp>
@@ -16,6 +17,7 @@
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
 
+#include "../common/counting_new.hpp"
 #include "../train/fixtures.hpp"
 
 #include <doctest/doctest.h>
@@ -203,4 +205,25 @@ TEST_CASE("exchange.failure: a rank that fails on the communication thread fails
                                                 trainer.fit(f, data, *data);
                                               }),
                     doctest::Contains("rank 1"));
+}
+
+TEST_CASE("exchange.no_allocation: after its first steps, an overlapped step allocates nothing on any rank") {
+  const auto data = fixtures::quadrants(240, 7, 16);
+  sy::transport::run_inproc(3, [&](sy::transport::inproc& t) {
+    sy::nn::mlp model{11, {16, 16, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::strategy::all_reduce<> strategy{{.exchange = exchange::overlapped}};
+    const sy::data::batch_view batch = data->slice(10 * static_cast<std::size_t>(t.rank()), 10);
+    const auto one_step = [&] {
+      static_cast<void>(strategy.forward_backward(t, model, batch));
+      static_cast<void>(strategy.step(t, model, optimizer));
+    };
+    for (int i = 0; i < 3; ++i) one_step();  // the thread, the buckets' capacity, the transport's pools
+    t.barrier();
+    const std::size_t before = counting_new::allocations.load();
+    for (int i = 0; i < 5; ++i) one_step();
+    t.barrier();
+    const std::size_t after = counting_new::allocations.load();
+    CHECK(after == before);
+  });
 }

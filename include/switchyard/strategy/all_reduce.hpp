@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <thread>
 #include <type_traits>
@@ -254,8 +255,11 @@ class all_reduce {
               "boost::mpi::threading::serialized or above)");
         }
       }
-      thread_.begin([this, &t, gradients](std::size_t first, std::size_t count) {
-        reduce(t, gradients.subspan(first, count));
+      // The arena is found through a member, so the function is small enough for std::function to
+      // keep without allocating: a step allocates nothing.
+      bucket_arena_ = gradients.data();
+      thread_.begin([this, &t](std::size_t first, std::size_t count) {
+        reduce(t, std::span<element>(static_cast<element*>(bucket_arena_) + first, count));
       });
     }
     const std::size_t limit = options_.bucket_bytes / sizeof(element);
@@ -289,6 +293,7 @@ class all_reduce {
   all_reduce_options options_;
   std::vector<std::uint16_t> words_;  // the encoded gradients, kept from step to step
   std::vector<std::pair<std::size_t, std::size_t>> buckets_;  // this step's buckets
+  void* bucket_arena_ = nullptr;                               // the gradients the thread reduces
   detail::bucket_thread thread_;
 };
 
