@@ -32,13 +32,13 @@ void write_summary(const config& c, int ranks, const run_result& r) {
   auto out = fmt::output_file(c.summary);
   out.print(
       "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"servers\": {}, "
-      "\"compress\": \"{}\", \"ps_compress\": \"{}\", \"exchange\": \"{}\", \"bucket_kb\": {}, "
+      "\"compress\": \"{}\", \"ps_compress\": \"{}\", \"exchange\": \"{}\", \"bucket_kb\": {}, \"buckets\": {}, "
       "\"straggler\": \"{}\", \"epochs\": {}, \"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, "
       "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
       "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"switches\": [{}]}}\n",
       strategy, c.model, c.optimizer, ranks, c.strategy == "allreduce" ? 0 : c.servers, c.compress, c.ps_compress,
-      c.exchange, c.bucket_kb, c.straggler,
+      c.exchange, c.bucket_kb, r.buckets, c.straggler,
       h.epochs.size(), c.batch,
       h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
       trained.samples_per_second(), r.max_staleness, r.mean_staleness,

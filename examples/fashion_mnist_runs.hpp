@@ -147,6 +147,7 @@ struct run_result {
   double server_busy_fraction = 0;
   double worker_wait_seconds = 0;
   std::vector<std::string> switches = {};  // --strategy adaptive: each switch, with its reason
+  std::size_t buckets = 0;  // the all-reduce stage's last step: buckets reduced (0: the whole arena at once)
 };
 
 // --trigger epochs:N | steps:N | seconds:S | plateau:EPSILON[:WINDOW]. The command line picks the

@@ -50,6 +50,19 @@ const sy::strategy::ps_statistics* ps_statistics_of(const Strategy& strategy) {
   }
 }
 
+// How many buckets the all-reduce stage reduced in its last step, found in a switch's stages too
+// (0: the whole arena at once, or no all-reduce stage).
+template <class Strategy>
+std::size_t buckets_of(const Strategy& strategy) {
+  if constexpr (requires { strategy.last_buckets(); }) {
+    return strategy.last_buckets().size();
+  } else if constexpr (requires { strategy.first(); strategy.second(); }) {
+    return std::max(buckets_of(strategy.first()), buckets_of(strategy.second()));
+  } else {
+    return 0;
+  }
+}
+
 // "after epoch 4 to ps: straggler ratio 3.02 > 1.5 for 2 epochs", or "in epoch 3 after batch 120
 // to ps: ..." for a switch inside an epoch, for each switch of an alternate.
 template <class Strategy>
@@ -69,6 +82,7 @@ template <class Transport, class Strategy>
 run_result summarize(Transport& t, const Strategy& strategy, sy::train::history history) {
   run_result result{std::move(history)};
   result.switches = describe_switches(strategy);
+  result.buckets = buckets_of(strategy);
   // The same strategy type on every rank: all or none take part in these collectives.
   if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
     const sy::strategy::ps_statistics& s = *found;
@@ -202,18 +216,32 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
 // A model whose forward and backward pass takes `factor` times as long (--straggler): it sleeps
 // (factor - 1) times the pass, inside the pass, so the trainer counts it as compute, as it would a
 // slower CPU, and the straggler triggers see it.
+// With gradient hooks (nn::gradient_hooks), each layer's part of the pass is paced before the
+// layer reports its gradients, so an overlapped exchange sees them as late as a slower CPU would.
 template <class Model>
 struct paced : Model {
   template <class... Args>
   explicit paced(Args&&... args) : Model(std::forward<Args>(args)...) {}
   double forward_backward(const sy::data::batch_view& batch) {
-    const auto start = std::chrono::steady_clock::now();
-    const double loss = Model::forward_backward(batch);
-    if (factor > 1.0) std::this_thread::sleep_for((factor - 1.0) * (std::chrono::steady_clock::now() - start));
+    return forward_backward(batch, [](std::size_t, std::size_t) {});
+  }
+  template <class Ready>
+  double forward_backward(const sy::data::batch_view& batch, Ready&& ready) {
+    auto since = std::chrono::steady_clock::now();
+    const auto pace = [&] {
+      if (factor > 1.0) std::this_thread::sleep_for((factor - 1.0) * (std::chrono::steady_clock::now() - since));
+      since = std::chrono::steady_clock::now();
+    };
+    const double loss = Model::forward_backward(batch, [&](std::size_t first, std::size_t count) {
+      pace();
+      ready(first, count);
+    });
+    pace();
     return loss;
   }
   double factor = 1.0;
 };
+static_assert(sy::nn::gradient_hooks<paced<sy::nn::mlp<>>>, "the paced models keep their gradient hooks");
 
 template <class Model, class Transport>
 run_result run_model(Transport& t, const config& c, const sy::data::fashion_mnist& data) {

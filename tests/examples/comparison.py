@@ -43,6 +43,7 @@ with tempfile.TemporaryDirectory() as work:
         assert r["transport"] == ("mpi" if args.mpiexec else "inproc"), r
         assert r["ranks"] == args.ranks and r["epochs"] == epochs, r
         assert r["exchange"] == "overlapped" and r["bucket_kb"] == 0, r
+        assert r["buckets"] == (0 if r["strategy"] == "ps" else 3), r  # one per layer of the mlp
         assert r["test_accuracy"] > 0.7, r
         assert r["train_samples_per_second"] > 0, r
         assert r["slow"] == [{"host": "h1", "share": 0.17}], r

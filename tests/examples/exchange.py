@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs examples/fashion_mnist with all-reduce for one epoch from the same seed with
 --exchange buckets and --exchange overlapped, and checks that both summaries name their exchange
-and end with the same test loss and accuracy (the overlapped exchange reduces the same buckets in
-the same order, so it trains to the same bits), and that --exchange whole lands close. In process
+and reduced the mlp's three layers as three buckets, and end with the same test loss and accuracy
+(the overlapped exchange reduces the same buckets in the same order, so it trains to the same
+bits), and that --exchange whole, with no buckets, lands close. In process
 on 3 ranks, and with --mpiexec under mpiexec -n 2 (the example initializes MPI for a communication
 thread).
 
@@ -27,6 +28,8 @@ for name, launcher, ranks in launchers:
                                        "--batch", "100", "--quiet", "--summary", summary] + ranks, check=True)
             record = json.load(open(summary))
             assert record["exchange"] == exchange, record
+            # The mlp's three layers with parameters are three buckets; whole is none.
+            assert record["buckets"] == (0 if exchange == "whole" else 3), record
             results[exchange] = (record["test_loss"], record["test_accuracy"])
     print(name, results)
     assert results["overlapped"] == results["buckets"], results

@@ -22,8 +22,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,16 +93,20 @@ void check_overlap_equals_buckets(const Model& prototype) {
   }
 }
 
-// A model whose pass reports its whole arena at once, for the bucket sizes of `bucket_bytes`.
+// A model whose pass reports the ranges it is given, and throws after `throw_after` of them.
 struct ranges_of {
   std::size_t size;
   buckets reported;  // what the pass reports, in order
+  std::size_t throw_after = 1000;
   std::vector<float> p = std::vector<float>(size, 1.0f), g = std::vector<float>(size, 0.0f);
   std::span<float> parameters() { return p; }
   std::span<float> gradients() { return g; }
   template <class Batch, class Ready>
   double forward_backward(const Batch&, Ready&& ready) {
-    for (const auto& [first, count] : reported) ready(first, count);
+    for (std::size_t i = 0; i < reported.size(); ++i) {
+      if (i == throw_after) throw std::runtime_error("the pass failed");
+      ready(reported[i].first, reported[i].second);
+    }
     return 0.0;
   }
   template <class Batch>
@@ -162,6 +168,48 @@ TEST_CASE("exchange.bucket_bytes: adjacent ranges join until a bucket holds buck
   const ranges_of beyond{100, {{90, 20}}};
   CHECK_THROWS_WITH_AS(closed(beyond, 0), doctest::Contains("gradients [90, 110) ready, beyond its arena of 100"),
                        sy::usage_error);
+  const ranges_of short_of{100, {{90, 10}, {60, 30}}};
+  CHECK_THROWS_WITH_AS(closed(short_of, 0),
+                       doctest::Contains("reported 40 gradients ready in its pass, its arena has 100"),
+                       sy::usage_error);
+}
+
+TEST_CASE("exchange.passes: a pass the strategy did not run is exchanged whole; a pass that throws leaves once its "
+          "bucket in progress is reduced, and the next one exchanges normally") {
+  sy::transport::run_inproc(2, [](sy::transport::inproc& t) {
+    for (const exchange mode : {exchange::buckets, exchange::overlapped}) {
+      CAPTURE(static_cast<int>(mode));
+      ranges_of model{100, {{60, 40}, {0, 60}}};
+      sy::optim::sgd optimizer{model.size, 0.0};
+      sy::strategy::all_reduce<> strategy{{.exchange = mode}};
+      const int batch = 0;
+      const auto gradients_of_rank = [&] { std::fill(model.g.begin(), model.g.end(), static_cast<float>(t.rank() + 1)); };
+      const auto averaged = [&] { return std::all_of(model.g.begin(), model.g.end(), [](float v) { return v == 1.5f; }); };
+
+      gradients_of_rank();
+      static_cast<void>(strategy.forward_backward(t, model, batch));
+      static_cast<void>(strategy.step(t, model, optimizer));
+      CHECK(strategy.last_buckets() == buckets{{60, 40}, {0, 60}});
+      CHECK(averaged());
+
+      // The model's own pass, then the step: the whole arena, not the last pass's buckets.
+      static_cast<void>(model.forward_backward(batch));
+      gradients_of_rank();
+      static_cast<void>(strategy.step(t, model, optimizer));
+      CHECK(strategy.last_buckets().empty());
+      CHECK(averaged());
+
+      // A pass that fails after its first range, on both ranks alike.
+      model.throw_after = 1;
+      CHECK_THROWS_WITH_AS(strategy.forward_backward(t, model, batch), "the pass failed", std::runtime_error);
+      CHECK(strategy.last_buckets().empty());
+      model.throw_after = 1000;
+      gradients_of_rank();
+      static_cast<void>(strategy.forward_backward(t, model, batch));
+      static_cast<void>(strategy.step(t, model, optimizer));
+      CHECK(averaged());
+    }
+  });
 }
 
 TEST_CASE("exchange.switch: the overlapped all-reduce keeps working as the second stage of a switch" *

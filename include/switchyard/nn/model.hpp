@@ -59,7 +59,7 @@ concept model = requires(M& m, const data::batch_view& batch) {
 
 /// @brief A Model whose backward pass reports each part of the gradient arena as it finishes, so
 /// that a strategy can communicate it while the rest is computed (`strategy::all_reduce` with
-/// `overlap`, as PyTorch DDP's autograd hooks do). Optional: a model without it trains the same,
+/// `exchange::overlapped`, as PyTorch DDP's autograd hooks do). Optional: a model without it trains the same,
 /// with communication after the whole pass.
 ///
 /// Required expression, besides `model`'s, for any `Ready& ready` callable with
@@ -72,8 +72,14 @@ concept model = requires(M& m, const data::batch_view& batch) {
 /// the arena, and come in the same order on every call and every replica (a bucketed all-reduce
 /// relies on that to reduce the same buckets on every rank). `nn::sequential` (so `nn::mlp` and
 /// `nn::cnn`) reports one range per layer with parameters, last layer first.
+namespace detail {
+struct ready_archetype {  // a callable of (first, count) that is nothing more
+  void operator()(std::size_t, std::size_t) const noexcept {}
+};
+}  // namespace detail
+
 template <class M>
-concept gradient_hooks = model<M> && requires(M& m, const data::batch_view& batch, void (&ready)(std::size_t, std::size_t)) {
+concept gradient_hooks = model<M> && requires(M& m, const data::batch_view& batch, detail::ready_archetype ready) {
   { m.forward_backward(batch, ready) } -> std::convertible_to<double>;
 };
 

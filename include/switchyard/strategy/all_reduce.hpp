@@ -6,6 +6,7 @@
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/compressed.hpp>
+#include <switchyard/collective/stage.hpp>
 #include <switchyard/core/compression.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <type_traits>
@@ -53,13 +55,19 @@ struct all_reduce_options {
   /// model without them reports its whole arena at the end of its pass, which is `whole`.
   strategy::exchange exchange = strategy::exchange::whole;
   /// A bucket closes once it holds at least this many bytes of gradients (in the model's element
-  /// type) or when the next range the model reports is not adjacent to it. 0 (the default): every
+  /// type) or when the next range the model reports does not end where the bucket begins (ranges
+  /// join downwards, as a backward pass finishes them). 0 (the default): every
   /// range the model reports is a bucket of its own, one per layer with parameters for
   /// `nn::sequential`.
   std::size_t bucket_bytes = 0;
 };
 
 namespace detail {
+
+/// What a model with gradient hooks is asked to call: any callable of (first, count) will do.
+struct ready_callback {
+  void operator()(std::size_t, std::size_t) const noexcept {}
+};
 
 /// @brief The thread an overlapped all-reduce reduces its buckets on, one at a time, in the
 /// order the rank submits them, with the rank thread's floating-point mode (flushing of
@@ -84,7 +92,8 @@ class bucket_thread {
     thread_.join();
   }
 
-  /// Starts a step: later buckets go to `reduce`, run with the calling thread's mode.
+  /// Starts a step: later buckets go to `reduce`, run with the calling thread's floating-point
+  /// mode and collective stage label.
   void begin(reduce_fn reduce) {
     if (!thread_.joinable()) {
       shared_ = std::make_unique<shared_state>();
@@ -98,6 +107,7 @@ class bucket_thread {
     shared_->failure = nullptr;
     shared_->reduce = std::move(reduce);
     shared_->mode = switchyard::detail::read_fp_control();
+    shared_->stage.assign(collective::current_stage());  // keeps its capacity: no allocation per step
   }
   void submit(std::size_t first, std::size_t count) {
     {
@@ -105,6 +115,18 @@ class bucket_thread {
       shared_->queue.emplace_back(first, count);
     }
     shared_->wake.notify_one();
+  }
+  /// After a failed pass: drops the buckets not started and waits for the one in progress, so that
+  /// nothing touches the transport or the gradients any more. Failures of the thread are dropped
+  /// too: the pass's own is the one to report.
+  void abandon() noexcept {
+    if (!thread_.joinable()) return;
+    std::unique_lock lock(shared_->mutex);
+    shared_->queue.resize(shared_->next);
+    shared_->idle.wait(lock, [&] { return !shared_->busy; });
+    shared_->queue.clear();
+    shared_->next = 0;
+    shared_->failure = nullptr;
   }
   /// Blocks until every bucket submitted since `begin` is reduced; rethrows the first failure.
   void wait() {
@@ -122,6 +144,7 @@ class bucket_thread {
     std::condition_variable idle;  // every bucket reduced
     reduce_fn reduce;
     switchyard::detail::fp_control mode{};
+    std::string stage;
     std::vector<std::pair<std::size_t, std::size_t>> queue;  // this step's buckets, kept for their capacity
     std::size_t next = 0;                                     // the first not started
     bool busy = false;
@@ -141,6 +164,7 @@ class bucket_thread {
       if (!failed) {
         try {
           switchyard::detail::write_fp_control(s.mode);
+          const collective::stage_scope label{s.stage};
           s.reduce(first, count);
         } catch (...) {
           const std::lock_guard relock(s.mutex);
@@ -193,27 +217,28 @@ class all_reduce {
   /// while it goes on); `whole`, one rank or a model without gradient hooks: the model's pass.
   template <class Transport, class Model, class Batch>
   double forward_backward(Transport& t, Model& model, const Batch& batch) {
+    check_element(model);
     buckets_.clear();
-    constexpr bool hooks = requires(void (&ready)(std::size_t, std::size_t)) { model.forward_backward(batch, ready); };
+    bucketed_ = false;
+    constexpr bool hooks = requires(detail::ready_callback ready) { model.forward_backward(batch, ready); };
     if constexpr (hooks) {
       if (options_.exchange != exchange::whole && t.size() > 1) return bucketed_pass(t, model, batch);
     }
     return model.forward_backward(batch);
   }
 
+  /// Averages the gradients of the pass just made and applies the optimizer. After a pass made
+  /// through this strategy's `forward_backward`, the buckets it closed; after any other (the
+  /// model's own `forward_backward`), the whole arena.
   template <class Transport, class Model, class Optimizer>
   step_outcome step(Transport& t, Model& model, Optimizer& optimizer) {
+    check_element(model);
     const auto gradients = as_span(model.gradients());
     using element = std::remove_cvref_t<decltype(gradients[0])>;
     const bool compressed = options_.compression != compression::format::none;
-    if constexpr (!std::is_same_v<element, float>) {
-      if (compressed) {
-        throw usage_error(switchyard::detail::str("all_reduce: ", compression::name(options_.compression),
-                                                  " compression encodes float gradients; this model's are ",
-                                                  sizeof(element) * 8, "-bit"));
-      }
-    }
-    if (buckets_.empty()) {
+    const bool bucketed = std::exchange(bucketed_, false);
+    if (!bucketed) {
+      buckets_.clear();
       reduce(t, gradients);
     } else if (options_.exchange == exchange::overlapped) {
       thread_.wait();
@@ -225,12 +250,26 @@ class all_reduce {
     return {t.size() > 1 ? gradients.size() * element_bytes : 0, std::nullopt};
   }
 
-  /// The buckets of the last step, in the order they were reduced: (first, count) in the arena.
+  /// The buckets of the last step, in the order they were reduced: (first, count) in the arena;
+  /// empty when it reduced the whole arena at once.
   [[nodiscard]] const std::vector<std::pair<std::size_t, std::size_t>>& last_buckets() const noexcept {
     return buckets_;
   }
 
  private:
+  /// Compression encodes floats: a model of other gradients is refused before anything moves.
+  template <class Model>
+  void check_element(Model& model) const {
+    using element = std::remove_cvref_t<decltype(as_span(model.gradients())[0])>;
+    if constexpr (!std::is_same_v<element, float>) {
+      if (options_.compression != compression::format::none) {
+        throw usage_error(switchyard::detail::str("all_reduce: ", compression::name(options_.compression),
+                                                  " compression encodes float gradients; this model's are ",
+                                                  sizeof(element) * 8, "-bit"));
+      }
+    }
+  }
+
   /// Averages `part` of the gradients over the ranks, encoded on the wire if the options say so.
   template <class Transport, class Element>
   void reduce(Transport& t, std::span<Element> part) {
@@ -264,7 +303,8 @@ class all_reduce {
     }
     const std::size_t limit = options_.bucket_bytes / sizeof(element);
     std::size_t low = 0;
-    std::size_t high = 0;  // the open bucket: [low, high)
+    std::size_t high = 0;      // the open bucket: [low, high)
+    std::size_t reported = 0;  // values the model has reported ready
     const auto close = [&] {
       if (high == low) return;
       buckets_.emplace_back(low, high - low);
@@ -278,21 +318,35 @@ class all_reduce {
             gradients.size()));
       }
       if (count == 0) return;
-      if (high != low && first + count != low) close();  // not adjacent: the open bucket ends
+      reported += count;
+      if (high != low && first + count != low) close();  // it does not end where the bucket begins
       if (high == low) high = first + count;
       low = first;
       if (high - low >= limit) close();
     };
-    // If the pass throws, the buckets already submitted finish before the next pass or in the
-    // strategy's destructor, which joins the thread.
-    const double loss = model.forward_backward(batch, ready);
+    double loss = 0;
+    try {
+      loss = model.forward_backward(batch, ready);
+      if (reported != gradients.size()) {
+        switchyard::detail::raise<usage_error>(switchyard::detail::str(
+            "all_reduce: the model reported ", reported, " gradients ready in its pass, its arena has ",
+            gradients.size(), " (the ranges must cover the arena once)"));
+      }
+    } catch (...) {
+      // Nothing may touch the transport or the gradients once the exception leaves.
+      if (overlapped) thread_.abandon();
+      buckets_.clear();
+      throw;
+    }
     close();
+    bucketed_ = true;
     return loss;
   }
 
   all_reduce_options options_;
   std::vector<std::uint16_t> words_;  // the encoded gradients, kept from step to step
   std::vector<std::pair<std::size_t, std::size_t>> buckets_;  // this step's buckets
+  bool bucketed_ = false;                                      // the last pass closed buckets_
   void* bucket_arena_ = nullptr;                               // the gradients the thread reduces
   detail::bucket_thread thread_;
 };

@@ -157,6 +157,7 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
   /// The active stage's pass (an overlapping all-reduce starts its exchange inside it).
   template <class Transport, class Model, class Batch>
   double forward_backward(Transport& t, Model& m, const Batch& batch) {
+    const collective::stage_scope stage_name{this->name()};  // collectives started in the pass carry the stage
     return with_active([&](auto& stage, auto&) { return traits::forward_backward(stage, t, m, batch); });
   }
 

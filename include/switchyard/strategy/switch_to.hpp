@@ -367,6 +367,7 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
   /// The active stage's pass (an overlapping all-reduce starts its exchange inside it).
   template <class Transport, class Model, class Batch>
   double forward_backward(Transport& t, Model& m, const Batch& batch) {
+    const collective::stage_scope stage{this->name()};  // collectives started in the pass carry the stage
     return switched() ? traits::forward_backward(second_, t, m, batch) : traits::forward_backward(first_, t, m, batch);
   }
 

@@ -27,7 +27,7 @@
 /// | `replicated() const -> bool` | false | `all_reduce` (true: every rank holds the same model and optimizer state after every step) |
 /// | `batches_per_update(t) const -> std::size_t` | `worker_count(t)` | an asynchronous parameter server (1) |
 /// | `setup(t, m, o)` | `replicate_training_state`: rank 0's parameters and optimizer state on every rank | a parameter server (seeds its servers' shards) |
-/// | `forward_backward(t, m, batch) -> double` | `m.forward_backward(batch)` | `all_reduce` with `overlap` (starts reducing gradients during the pass) |
+/// | `forward_backward(t, m, batch) -> double` | `m.forward_backward(batch)` | `all_reduce` with `exchange::buckets` or `overlapped` (closes buckets, and starts reducing them, during the pass) |
 /// | `begin_epoch(t, batches)` | nothing | |
 /// | `serve(t, m, o)` | nothing: a rank without a worker index waits for the epoch's end | a parameter server's servers |
 /// | `end_epoch(t, m, o)` | nothing | a strategy whose replicas drift apart: afterwards every rank must hold the current parameters, which the trainer evaluates |
