@@ -147,8 +147,10 @@ TEST_CASE("trainer.breakdown: the epoch records where the workers' time went, an
       CHECK(e.least_exchange_seconds >= 0.0);
       CHECK(e.least_exchange_seconds <= e.exchange_seconds);
       // Ranks 0 and 2 wait about `slept` each, rank 1 hardly: the mean exceeds the least by about
-      // two thirds of it.
-      CHECK(e.exchange_seconds - e.least_exchange_seconds >= 0.5 * slept);
+      // two thirds of it. A loaded machine (3 rank threads on 2 cores, unoptimized sanitizer
+      // builds) also slows ranks 0 and 2, and their own compute then eats into their wait (CI
+      // measured 0.0996 s under clang's AddressSanitizer at -O0): a quarter is the bound.
+      CHECK(e.exchange_seconds - e.least_exchange_seconds >= 0.25 * slept);
       CHECK(e.train_seconds >= e.slowest_compute_seconds);
     }
   }
