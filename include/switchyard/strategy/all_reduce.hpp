@@ -116,14 +116,14 @@ class bucket_thread {
     }
     shared_->wake.notify_one();
   }
-  /// After a failed pass: drops the buckets not started and waits for the one in progress, so that
-  /// nothing touches the transport or the gradients any more. Failures of the thread are dropped
-  /// too: the pass's own is the one to report.
+  /// After a failed pass: waits for every bucket it submitted, so that nothing touches the
+  /// transport or the gradients any more. Dropping those not started would leave the ranks apart:
+  /// whether a peer's thread had started one is a matter of timing. Failures of the thread are
+  /// dropped: the pass's own is the one to report.
   void abandon() noexcept {
     if (!thread_.joinable()) return;
     std::unique_lock lock(shared_->mutex);
-    shared_->queue.resize(shared_->next);
-    shared_->idle.wait(lock, [&] { return !shared_->busy; });
+    shared_->idle.wait(lock, [&] { return shared_->next == shared_->queue.size() && !shared_->busy; });
     shared_->queue.clear();
     shared_->next = 0;
     shared_->failure = nullptr;
@@ -333,7 +333,8 @@ class all_reduce {
             gradients.size(), " (the ranges must cover the arena once)"));
       }
     } catch (...) {
-      // Nothing may touch the transport or the gradients once the exception leaves.
+      // Nothing may touch the transport or the gradients once the exception leaves: the buckets
+      // already submitted are reduced first, as every rank that submitted them does.
       if (overlapped) thread_.abandon();
       buckets_.clear();
       throw;
