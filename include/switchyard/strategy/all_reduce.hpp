@@ -85,8 +85,7 @@ class bucket_thread {
     if (!thread_.joinable()) return;
     {
       const std::lock_guard lock(shared_->mutex);
-      shared_->stop = true;
-      shared_->queue.clear();  // buckets not started yet: the step that submitted them failed
+      shared_->stop = true;  // nothing is pending: every pass ends in `wait` or `abandon`
     }
     shared_->wake.notify_one();
     thread_.join();
@@ -100,11 +99,7 @@ class bucket_thread {
       thread_ = std::thread([state = shared_.get()] { run(*state); });
     }
     std::unique_lock lock(shared_->mutex);
-    // A step that failed before its `wait` may have left buckets: let them finish, and forget them.
-    shared_->idle.wait(lock, [&] { return shared_->next == shared_->queue.size() && !shared_->busy; });
-    shared_->queue.clear();
-    shared_->next = 0;
-    shared_->failure = nullptr;
+    static_cast<void>(drain(lock));  // a pass whose step never came: its buckets finish, forgotten
     shared_->reduce = std::move(reduce);
     shared_->mode = switchyard::detail::read_fp_control();
     shared_->stage.assign(collective::current_stage());  // keeps its capacity: no allocation per step
@@ -123,21 +118,26 @@ class bucket_thread {
   void abandon() noexcept {
     if (!thread_.joinable()) return;
     std::unique_lock lock(shared_->mutex);
-    shared_->idle.wait(lock, [&] { return shared_->next == shared_->queue.size() && !shared_->busy; });
-    shared_->queue.clear();
-    shared_->next = 0;
-    shared_->failure = nullptr;
+    static_cast<void>(drain(lock));
   }
   /// Blocks until every bucket submitted since `begin` is reduced; rethrows the first failure.
   void wait() {
     std::unique_lock lock(shared_->mutex);
-    shared_->idle.wait(lock, [&] { return shared_->next == shared_->queue.size() && !shared_->busy; });
-    shared_->queue.clear();
-    shared_->next = 0;
-    if (std::exception_ptr failure = std::exchange(shared_->failure, nullptr)) std::rethrow_exception(failure);
+    if (std::exception_ptr failure = drain(lock)) std::rethrow_exception(failure);
   }
 
  private:
+  struct shared_state;
+
+  /// Waits, under `lock`, until every submitted bucket is reduced, empties the queue and returns
+  /// (and forgets) the first failure.
+  std::exception_ptr drain(std::unique_lock<std::mutex>& lock) {
+    shared_->idle.wait(lock, [&] { return shared_->next == shared_->queue.size() && !shared_->busy; });
+    shared_->queue.clear();
+    shared_->next = 0;
+    return std::exchange(shared_->failure, nullptr);
+  }
+
   struct shared_state {
     std::mutex mutex;
     std::condition_variable wake;  // a bucket or the stop
