@@ -1,16 +1,24 @@
-"""Prints the ninja targets of the tests in the given meson suites: `suite_targets.py BUILD SUITE...`.
-A test whose program is a script of the source tree (it builds what it needs itself) adds none."""
+"""The tests a sanitizer build runs: `suite_targets.py BUILD [--tests] SELECTION...`, where each
+item of SELECTION is a meson suite (`strategy`) or one test's name (`train.trainer`: it has a dot).
+Prints the ninja targets of the selected tests, or with --tests their names for `meson test`.
+A test whose program is a script of the source tree (it builds what it needs itself) adds no target."""
 import json
 import os
 import subprocess
 import sys
 
-build, suites = sys.argv[1], set(sys.argv[2:])
+build, arguments = sys.argv[1], sys.argv[2:]
+names = "--tests" in arguments
+selection = {a for a in arguments if a != "--tests"}
 tests = json.loads(subprocess.check_output(["meson", "introspect", "--tests", build]))
-targets = set()
+targets, selected = set(), []
 for test in tests:
-    if suites & {s.split(":")[-1] for s in test["suite"]}:
+    if test["name"] in selection or selection & {s.split(":")[-1] for s in test["suite"]}:
+        selected.append(test["name"])
         program = os.path.relpath(test["cmd"][0], os.path.abspath(build))
         if not program.startswith(".."):
             targets.add(program)
-print(" ".join(sorted(targets)))
+unknown = {s for s in selection if "." in s} - set(selected)
+if unknown:
+    sys.exit(f"suite_targets.py: no test named {', '.join(sorted(unknown))} in {build}")
+print(" ".join(selected if names else sorted(targets)))

@@ -130,14 +130,6 @@ struct rank_result {
   std::vector<float> parameters;
 };
 
-std::shared_ptr<const sy::data::dataset> first_examples(const sy::data::dataset& all, std::size_t count) {
-  const auto images = all.images().first(count * all.pixels());
-  const auto labels = all.labels().first(count);
-  return std::make_shared<const sy::data::dataset>(std::vector<std::uint8_t>(images.begin(), images.end()),
-                                                   std::vector<std::uint8_t>(labels.begin(), labels.end()),
-                                                   all.rows(), all.cols(), all.classes());
-}
-
 template <class Strategy>
 rank_result train(sy::transport::inproc& t, Strategy strategy, const config& c,
                   std::shared_ptr<const sy::data::dataset> train_set, const sy::data::dataset& test_set) {
@@ -195,7 +187,7 @@ int main(int argc, char** argv) {
   try {
     const auto data = c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
     const auto train_set =
-        c.train_limit == 0 ? data.train : first_examples(*data.train, std::min(c.train_limit, data.train->size()));
+        c.train_limit == 0 ? data.train : std::make_shared<const sy::data::dataset>(data.train->first(c.train_limit));
     fmt::print("mlp on {} Fashion-MNIST examples, {} in-process ranks, {}\n", train_set->size(), c.ranks,
                c.strategy == "local" ? fmt::format("local SGD averaging every {} steps", c.period)
                                      : fmt::format("local SGD averaging every {} steps, then all-reduce from {:.1f}% "

@@ -22,7 +22,7 @@ using namespace example;
 
 namespace {
 
-void write_summary(const config& c, int ranks, const run_result& r) {
+void write_summary(const config& c, int ranks, std::size_t train_examples, const run_result& r) {
   const sy::train::history& h = r.history;
   const training_totals trained = totals(h);
   std::string strategy = c.strategy;
@@ -33,12 +33,12 @@ void write_summary(const config& c, int ranks, const run_result& r) {
   out.print(
       "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"servers\": {}, "
       "\"compress\": \"{}\", \"ps_compress\": \"{}\", \"exchange\": \"{}\", \"bucket_kb\": {}, \"buckets\": {}, "
-      "\"straggler\": \"{}\", \"epochs\": {}, \"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, "
+      "\"straggler\": \"{}\", \"train_examples\": {}, \"epochs\": {}, \"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, "
       "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
       "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"switches\": [{}]}}\n",
       strategy, c.model, c.optimizer, ranks, c.strategy == "allreduce" ? 0 : c.servers, c.compress, c.ps_compress,
-      c.exchange, c.bucket_kb, r.buckets, c.straggler,
+      c.exchange, c.bucket_kb, r.buckets, c.straggler, train_examples,
       h.epochs.size(), c.batch,
       h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
       trained.samples_per_second(), r.max_staleness, r.mean_staleness,
@@ -70,7 +70,9 @@ int main(int argc, char** argv) {
     const auto data = load_data(c);
     // Once per process, before the ranks start: the budget is process-wide.
     const sy::nn::blas_threads_scope blas{c.blas_threads};
-    if (world.rank() == 0) fmt::print("{} on Fashion-MNIST, {}, {}\n", c.model, world.describe(), c.strategy);
+    if (world.rank() == 0) {
+      fmt::print("{} on Fashion-MNIST{}, {}, {}\n", c.model, examples_text(c, data), world.describe(), c.strategy);
+    }
     const run_result result = world.run(c, data);
     if (world.rank() == 0) {
       fmt::print("final test accuracy {:.2f}% after {:.1f} s\n", 100.0 * result.history.last().test_accuracy,
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
                    result.mean_staleness, 100.0 * result.server_busy_fraction);
       }
       for (const std::string& s : result.switches) fmt::print("switch {}\n", s);
-      if (!c.summary.empty()) write_summary(c, world.size(), result);
+      if (!c.summary.empty()) write_summary(c, world.size(), data.train->size(), result);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fashion_mnist: %s\n", e.what());

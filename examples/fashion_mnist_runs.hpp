@@ -66,6 +66,7 @@ struct config {
   int blas_threads = 1;
   bool flush_subnormals = true;
   std::string data_dir;
+  std::size_t train_limit = 0;  // train on the first N examples only (0: all)
   std::string log;
   std::string summary;
   bool quiet = false;
@@ -286,6 +287,8 @@ inline void add_training_options(CLI::App& app, config& c) {
   app.add_flag("--no-flush-subnormals{false}", c.flush_subnormals,
                "Keep subnormal floats instead of flushing them to zero (slow on Intel cores: docs/training.md)");
   app.add_option("--data", c.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
+  app.add_option("--train-limit", c.train_limit, "Train on the first N training examples only (0: all of them)")
+      ->capture_default_str();
   app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
   app.add_option("--checkpoint", c.checkpoint_dir,
                  "Directory for checkpoints (DIR/checkpoint.bin, replaced atomically); off by default");
@@ -342,7 +345,15 @@ inline void check_settings(const config& c) {
 }
 
 inline sy::data::fashion_mnist load_data(const config& c) {
-  return c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
+  sy::data::fashion_mnist data =
+      c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
+  if (c.train_limit != 0) data.train = std::make_shared<const sy::data::dataset>(data.train->first(c.train_limit));
+  return data;
+}
+
+/// " (the first N training examples)" after --train-limit N, else nothing.
+inline std::string examples_text(const config& c, const sy::data::fashion_mnist& data) {
+  return c.train_limit == 0 ? std::string() : fmt::format(" (the first {} training examples)", data.train->size());
 }
 
 /// The ranks that train: the processes of the MPI job when an MPI launcher (mpirun, srun) started

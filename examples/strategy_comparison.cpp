@@ -124,7 +124,8 @@ int main(int argc, char** argv) {
       // examples/cluster/run_experiment.sh --slow-during times its window from this line: flushed
       // at once, also into a pipe.
       if (writes) {
-        fmt::print("{}: {} on Fashion-MNIST, {}, {} epochs{}{}\n", run.label, c.model, world.describe(), c.epochs,
+        fmt::print("{}: {} on Fashion-MNIST{}, {}, {} epochs{}{}\n", run.label, c.model, examples_text(c, data),
+                   world.describe(), c.epochs,
                    c.straggler.empty() ? "" : fmt::format(", straggler {}", c.straggler),
                    slow_hosts_text(slow, window));
         std::fflush(stdout);
@@ -163,14 +164,14 @@ int main(int argc, char** argv) {
         const auto& [label, result] = results[k];
         const sy::train::history& h = result.history;
         out.print("  {{\"strategy\": \"{}\", \"model\": \"{}\", \"transport\": \"{}\", \"ranks\": {}, "
-                  "\"epochs\": {}, \"compress\": \"{}\", \"ps_compress\": \"{}\", \"exchange\": \"{}\", "
+                  "\"train_examples\": {}, \"epochs\": {}, \"compress\": \"{}\", \"ps_compress\": \"{}\", \"exchange\": \"{}\", "
                   "\"bucket_kb\": {}, \"buckets\": {}, \"straggler\": \"{}\", "
                   "\"slow\": {}, \"slow_during\": {}, "
                   "\"test_accuracy\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, "
                   "\"time_to_accuracy\": {}, \"seconds_per_worker\": {}, \"server_busy_fraction\": {:.4f}, "
                   "\"max_staleness\": {:.0f}, \"mean_staleness\": {:.3f}, \"worker_wait_seconds\": {:.3f}, "
                   "\"bytes_sent\": {}, \"switches\": [{}]}}{}\n",
-                  label, c.model, world.under_mpi() ? "mpi" : "inproc", world.size(), h.epochs.size(), c.compress,
+                  label, c.model, world.under_mpi() ? "mpi" : "inproc", world.size(), data.train->size(), h.epochs.size(), c.compress,
                   c.ps_compress, c.exchange, c.bucket_kb, result.buckets, c.straggler,
                   slow_hosts_json(slow), slow_window_json(window), h.last().test_accuracy, h.last().wall_seconds,
                   totals(h).samples_per_second(), time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)),

@@ -17,8 +17,9 @@ out=$(mktemp -d)
 trap 'status=$?; rm -rf "$out"; (exit "$status"); cleanup' EXIT
 we_are_up=1
 
-# 600 batches of 100 an epoch: the switches happen inside it, at batch 300.
-tiny=(--epochs 1 --batch 100 --trigger steps:300 --thresholds '0.5,0.99' --quiet)
+# The first 20,000 training examples, 200 batches of 100 an epoch: the switches happen inside it,
+# at batch 100.
+tiny=(--epochs 1 --batch 100 --train-limit 20000 --trigger steps:100 --thresholds '0.5,0.99' --quiet)
 timeout 150 "$experiment" --hosts 2 --link 1gbit --slow h1:0.5 --slow-during h0:0.3:0.2:1.5 --runs 1 \
   --build "$build" --out "$out/done" -- "${tiny[@]}" || fail "run_experiment.sh failed"
 assert_nothing_left

@@ -124,3 +124,19 @@ TEST_CASE("dataset.slice_views_without_copying" * doctest::timeout(60)) {
   fixtures::check_mentions(fixtures::message_of<usage_error>([&] { (void)data->slice(6, 0); }),
                            {"go past the 5 examples"});
 }
+
+TEST_CASE("dataset.first: a copy of the first examples, with the shape and classes kept" * doctest::timeout(60)) {
+  const auto data = fixtures::numbered_dataset(5, 2, 3);
+  const dataset three = data->first(3);
+  CHECK(three.size() == 3);
+  CHECK(three.rows() == 2);
+  CHECK(three.cols() == 3);
+  CHECK(three.classes() == data->classes());
+  CHECK(std::ranges::equal(three.images(), data->images().first(18)));
+  CHECK(std::ranges::equal(three.labels(), data->labels().first(3)));
+  CHECK(three.images().data() != data->images().data());
+  CHECK(data->first(0).size() == 0);
+  CHECK(data->first(5).size() == 5);
+  fixtures::check_mentions(fixtures::message_of<usage_error>([&] { (void)data->first(6); }),
+                           {"dataset::first", "6 examples", "of 5"});
+}
