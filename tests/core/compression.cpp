@@ -185,6 +185,29 @@ TEST_CASE_TEMPLATE("compression.error_feedback: over 1000 steps the decoded sum 
   CHECK(feedback.residual().empty());
 }
 
+TEST_CASE("compression.error_feedback.restore: a saved residual continues the stream to the same words") {
+  using sy::compression::fp16;
+  const std::vector<float> first{0.1f, 1e-8f, -3.3f, 2e-5f};
+  const std::vector<float> second{0.2f, 1e-8f, 1.7f, -1e-6f};
+  std::vector<std::uint16_t> words(first.size());
+  sy::compression::error_feedback running;
+  running.encode<fp16>(first, words);
+  const std::vector<float> saved(running.residual().begin(), running.residual().end());
+  REQUIRE(std::any_of(saved.begin(), saved.end(), [](float r) { return r != 0.0f; }));
+  running.encode<fp16>(second, words);
+  sy::compression::error_feedback restored;
+  restored.restore(saved);
+  std::vector<std::uint16_t> again(second.size());
+  restored.encode<fp16>(second, again);
+  CHECK(again == words);
+  CHECK(std::ranges::equal(restored.residual(), running.residual()));
+  // A fresh stream, or one restored from an empty residual, sends other words.
+  sy::compression::error_feedback fresh;
+  fresh.restore({});
+  fresh.encode<fp16>(second, again);
+  CHECK(again != words);
+}
+
 TEST_CASE("compression.with_codec: the codec a format names, and none refused") {
   using sy::compression::format;
   CHECK(sy::compression::with_codec(format::fp16, [](auto codec) { return decltype(codec)::name; }) == "fp16");

@@ -99,3 +99,11 @@ TEST_CASE("mpi.checkpoint.switch: a parameter server then all-reduce, resumed in
   check_resume(sy::strategy::switch_to{sync_ps{1}, sy::strategy::all_reduce<>{}, sy::trigger::after_epochs{1}},
                "switch");
 }
+
+TEST_CASE("mpi.checkpoint.ps_compressed: a synchronous server with bf16 pushes, resumed after epoch 2 of 4 with each "
+          "worker's error-feedback residual, the parameters of the whole run") {
+  sy::transport::mpi t;
+  if (t.size() < 2) return;  // a parameter server needs a worker and a server
+  using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
+  check_resume(sync_ps{1, {}, sy::compression::format::bf16}, "ps_bf16");
+}

@@ -545,6 +545,52 @@ TEST_CASE("checkpoint.resume.chain: killed in the middle of three stages, resume
   check_resume(4, chain, 3, "chain");
 }
 
+TEST_CASE("checkpoint.resume.ps_compressed: a synchronous server with bf16 pushes, killed in epoch 3, resumed, equal "
+          "to the bit" * doctest::timeout(120)) {
+  // Each worker's error-feedback residual is in the checkpoint: without it the resumed pushes differ.
+  check_resume(4, sync_ps{2, {}, sy::compression::format::bf16}, 3, "ps_bf16");
+}
+
+TEST_CASE("checkpoint.resume.switch_compressed: killed in a compressed server stage of a switch, resumed in it" *
+          doctest::timeout(120)) {
+  const sy::strategy::switch_to chain{sy::strategy::all_reduce<>{}, sync_ps{1, {}, sy::compression::format::fp16},
+                                      sy::trigger::after_epochs{1}};
+  check_resume(4, chain, 3, "switch_fp16");
+}
+
+TEST_CASE("checkpoint.resume.ps_compressed: resumed on another number of workers without the residuals; a residual "
+          "of another model's size is refused" * doctest::timeout(120)) {
+  const sync_ps bf16{1, {}, sy::compression::format::bf16};
+  scratch dir("ps_bf16_ranks");
+  CHECK_THROWS_AS(train(4, bf16, dir.path, 3, false), killed);
+  // 3 workers saved their residuals; 2 workers cannot tell whose is whose, and start without.
+  const std::vector<run> resumed = train(3, bf16, dir.path, 0, true);
+  CHECK(resumed[0].losses.size() == epochs);
+
+  sy::nn::mlp trained{11, {8, 8, 1}, 4};
+  const std::size_t trained_size = trained.parameters().size();
+  const auto saved =
+      sy::train::load<float>(sy::train::checkpoint_file(dir.path), sy::train::fingerprint(trained, "mlp-8-8"));
+  sync_ps restored = bf16;
+  sy::train::decode_progress(restored, saved.strategy_progress, "saved");
+  std::size_t other_size = 0;
+  std::string refused;
+  try {
+    sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
+      sy::nn::mlp other{11, {4, 1}, 4};
+      if (t.rank() == 0) other_size = other.parameters().size();
+      sy::optim::adam optimizer{other.parameters().size(), 0.01};
+      sync_ps copy = restored;
+      copy.setup(t, other, optimizer);
+    });
+  } catch (const sy::data_error& e) {
+    refused = e.what();
+  }
+  CAPTURE(refused);
+  CHECK(refused.find("error-feedback residual of " + std::to_string(trained_size) + " elements for a model of " +
+                     std::to_string(other_size) + " parameters") != std::string::npos);
+}
+
 TEST_CASE("checkpoint.resume.alternate: killed in the second server period, resumed there with its trigger's count" *
           doctest::timeout(120)) {
   // The checkpoint of epoch 5 is taken inside the second server period, one epoch into it: the

@@ -144,6 +144,10 @@ class error_feedback {
   /// Forgets the residual (a new stage, a new model).
   void reset() noexcept { residual_.clear(); }
 
+  /// Continues from a saved `residual()` (a checkpoint's): the next `encode` sends what the one
+  /// after the save would have sent. An empty span is the same as `reset`.
+  void restore(std::span<const float> residual) { residual_.assign(residual.begin(), residual.end()); }
+
  private:
   std::vector<float> residual_;
 };

@@ -12,6 +12,7 @@
 #include <switchyard/core/compression.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/partition.hpp>
+#include <switchyard/core/sequence.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
 #include <switchyard/strategy/parameter_server/assembly.hpp>
 #include <switchyard/strategy/parameter_server/consistency.hpp>
@@ -46,7 +47,9 @@ namespace switchyard::strategy {
 /// The element type is the model's and the optimizer's: float or double. With a `compression`
 /// format, float pushes and pulls travel as 16-bit words (core/compression.hpp): each worker keeps
 /// the rounding error of its pushes and adds it to the next (`compression::error_feedback`), and the
-/// servers keep their parameters in float, so only the workers' copies are rounded.
+/// servers keep their parameters in float, so only the workers' copies are rounded. A checkpoint
+/// keeps each worker's residual (`prepare_checkpoint`, `serialize_progress`), so that a resumed
+/// run pushes the words the uninterrupted one would have.
 /// @tparam Consistency a `consistency::policy`: `consistency::async` (default),
 /// `consistency::bounded<K>`, `consistency::sync` or a user's.
 /// @code
@@ -153,6 +156,18 @@ class parameter_server {
     hand_over(t, model, optimizer);
   }
 
+  /// Collective, before a checkpoint: with compression, every worker sends rank 0 its
+  /// error-feedback residual, which `serialize_progress` saves there (rank 0 is a worker).
+  template <class Transport>
+  void prepare_checkpoint(Transport& t);
+
+  /// Checkpoints: with compression, each worker's error-feedback residual (one float per
+  /// parameter); without, nothing. A resumed run's `setup` gives each worker its own.
+  template <class Archive>
+  void serialize_progress(Archive& archive) {
+    if (compressed()) serialize_sequence(archive, saved_residuals_);
+  }
+
  private:
   // Tags below the collectives' reserved range: pushes (and a worker's empty "done" message, on
   // the same tag so it cannot overtake its last push) and pulls.
@@ -160,6 +175,7 @@ class parameter_server {
   static constexpr int pull_tag = 31001;
   static constexpr int assign_tag = 31002;
   static constexpr int compute_tag = 31003;  // a worker's compute time per step, to server 0
+  static constexpr int residual_tag = 31004;  // a worker's error-feedback residual, to rank 0
   [[nodiscard]] block shard(std::size_t s) const { return block_of(arena_, servers_, s); }
   [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(workers_ + s); }
   // The clock of the slowest worker still training this epoch.
@@ -186,6 +202,9 @@ class parameter_server {
   Consistency consistency_;
   compression::format compression_;
   compression::error_feedback feedback_;  // worker: what its pushes still owe the gradients
+  // Each worker's residual: on rank 0 from `prepare_checkpoint` until the stage hands over, on
+  // every rank from a checkpoint until `setup` restores them.
+  std::vector<std::vector<float>> saved_residuals_;
   std::vector<std::uint16_t> sent_words_;      // worker: a push; server: a reply
   std::vector<std::uint16_t> received_words_;  // worker: a pull; server: a push
   std::size_t workers_ = 0;
@@ -261,6 +280,20 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   }
   workers_ = ranks - servers_;
   feedback_.reset();
+  // A resumed run: each worker continues from its residual in the checkpoint. Resumed on another
+  // number of workers, the residuals have no owners, and every worker starts without one.
+  if (!saved_residuals_.empty()) {
+    for (const std::vector<float>& r : saved_residuals_) {
+      if (r.size() != arena_) {
+        switchyard::detail::raise<data_error>(switchyard::detail::str(
+            "parameter_server on rank ", t.rank(), ": the checkpoint holds an error-feedback residual of ", r.size(),
+            " elements for a model of ", arena_, " parameters"));
+      }
+    }
+    const std::optional<std::size_t> w = worker_index(t);
+    if (w && saved_residuals_.size() == workers_) feedback_.restore(saved_residuals_[*w]);
+    saved_residuals_.clear();
+  }
   collective::broadcast(t, as_span(model.parameters()), 0);
   if (worker_index(t)) {
     if (compressed()) {
@@ -475,6 +508,27 @@ template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::hand_over(Transport& t, Model&, Optimizer& optimizer) {
   optimizer.import_state(assembled_state(t, optimizer));
+  saved_residuals_.clear();  // a later checkpoint of another stage saves none
+}
+
+template <class Consistency>
+template <class Transport>
+void parameter_server<Consistency>::prepare_checkpoint(Transport& t) {
+  saved_residuals_.clear();
+  if (!compressed() || !worker_index(t)) return;
+  // A worker that has not pushed yet owes nothing: zeros encode as no residual does.
+  std::vector<float> mine(arena_, 0.0f);
+  std::copy(feedback_.residual().begin(), feedback_.residual().end(), mine.begin());
+  if (t.rank() != 0) {
+    t.send(std::span<const float>(mine), 0, residual_tag);
+    return;
+  }
+  saved_residuals_.resize(workers_);
+  saved_residuals_[0] = std::move(mine);
+  for (std::size_t w = 1; w < workers_; ++w) {
+    saved_residuals_[w].resize(arena_);
+    t.recv(std::span<float>(saved_residuals_[w]), static_cast<int>(w), residual_tag);
+  }
 }
 
 template <class Consistency>

@@ -132,6 +132,11 @@ class forwards_to_active {
                                                                                       const Optimizer& o) const {
     return self().active([&](const auto& s) { return traits::assembled_state(s, t, o); });
   }
+  /// Collective: what the active stage's progress needs from the other ranks, to rank 0.
+  template <class Transport>
+  void prepare_checkpoint(Transport& t) {
+    self().active([&](auto& s) { traits::prepare_checkpoint(s, t); });
+  }
   template <class Transport, class Model, class Optimizer>
   void finish(Transport& t, Model& m, Optimizer& o) {
     self().active([&](auto& s) { traits::finish(s, t, m, o); });

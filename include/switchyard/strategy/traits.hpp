@@ -37,6 +37,7 @@
 /// | `finish(t, m, o)` | nothing | |
 /// | `hands_out_batches() const -> bool` | false: worker w trains batches w, w + W, w + 2W, ... of the epoch | an asynchronous parameter server (true: `step_outcome::next_batch` says which batch the worker trains next) |
 /// | `resume_at() const -> std::optional<std::size_t>` | empty | `switch_to` at a trigger inside an epoch |
+/// | `prepare_checkpoint(t)` | nothing | a parameter server with compressed pushes (each worker's error-feedback residual to rank 0, which writes the checkpoint) |
 /// | `serialize_progress(archive)` | nothing to keep | `switch_to` (its stage and trigger) |
 /// | `stop_when(stop_rule)`, `stopped_after() const` | cannot be stopped inside an epoch by a rule | a stage that hands out batches, so that a `switch_to` or an `alternate` can stop it at a step trigger |
 ///
@@ -237,6 +238,13 @@ template <class Strategy>
                   "a strategy's resume_at() must be a const member function");
     return std::nullopt;
   }
+}
+
+/// Collective, on every rank before each checkpoint: gathers to rank 0 what the strategy's
+/// `serialize_progress` saves there from the other ranks.
+template <class Strategy, class Transport>
+void prepare_checkpoint(Strategy& strategy, Transport& t) {
+  if constexpr (requires { strategy.prepare_checkpoint(t); }) strategy.prepare_checkpoint(t);
 }
 
 /// Saves or loads what the strategy keeps across epochs (Boost.Serialization style).

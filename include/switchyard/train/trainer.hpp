@@ -428,7 +428,9 @@ std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result) {
 template <class Model, class Optimizer, class Strategy>
 template <transport::transport Transport>
 void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const history& result, std::size_t epoch) {
-  // Collective: a parameter server's servers hold the optimizer state in shards.
+  // Collective: a parameter server's servers hold the optimizer state in shards, and its workers
+  // their error-feedback residuals, which the strategy's progress saves on rank 0.
+  strategy::traits::prepare_checkpoint(strategy_, t);
   training_state<parameter_type> state;
   state.optimizer = strategy::traits::assembled_state(strategy_, t, optimizer_);
   if (t.rank() != 0) return;
