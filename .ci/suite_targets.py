@@ -18,7 +18,8 @@ for test in tests:
         program = os.path.relpath(test["cmd"][0], os.path.abspath(build))
         if not program.startswith(".."):
             targets.add(program)
-unknown = {s for s in selection if "." in s} - set(selected)
+suites = {s.split(":")[-1] for test in tests for s in test["suite"]}
+unknown = {s for s in selection if ("." in s and s not in selected) or ("." not in s and s not in suites)}
 if unknown:
-    sys.exit(f"suite_targets.py: no test named {', '.join(sorted(unknown))} in {build}")
+    sys.exit(f"suite_targets.py: no test or suite named {', '.join(sorted(unknown))} in {build}")
 print(" ".join(selected if names else sorted(targets)))

@@ -25,23 +25,24 @@ labels = ["allreduce", "ps", "ps>allreduce", "allreduce>ps"]
 thresholds = ["0.5", "0.99"]  # one every run reaches in its first epoch, one none reaches
 with tempfile.TemporaryDirectory() as work:
     runs_csv, summary = os.path.join(work, "runs.csv"), os.path.join(work, "runs.json")
-    options = ["--batch", "100", "--quiet", "--csv", runs_csv, "--summary", summary,
+    options = ["--batch", "100", "--train-limit", "20000", "--quiet", "--csv", runs_csv, "--summary", summary,
                "--thresholds", ",".join(thresholds), "--slow", "h1:0.17", "--exchange", "overlapped"]
     if args.mpiexec:
-        # 600 batches of 100 an epoch: 300 batches is inside epoch 1; one epoch keeps the job short.
+        # 200 batches of 100 an epoch (the first 20,000 examples): 100 batches is inside epoch 1;
+        # one epoch keeps the job short.
         epochs = 1
         command = [args.mpiexec, "--oversubscribe", "-n", str(args.ranks), args.binary,
-                   "--epochs", "1", "--trigger", "steps:300"] + options
+                   "--epochs", "1", "--trigger", "steps:100"] + options
     else:
-        # 700 batches is inside epoch 2 for both orders.
+        # 250 batches is inside epoch 2 for both orders.
         epochs = 2
-        command = [args.binary, "--ranks", str(args.ranks), "--epochs", "2", "--trigger", "steps:700"] + options
+        command = [args.binary, "--ranks", str(args.ranks), "--epochs", "2", "--trigger", "steps:250"] + options
     subprocess.run(command, check=True)
     records = json.load(open(summary))
     assert [r["strategy"] for r in records] == labels, records
     for r in records:
         assert r["transport"] == ("mpi" if args.mpiexec else "inproc"), r
-        assert r["ranks"] == args.ranks and r["epochs"] == epochs, r
+        assert r["ranks"] == args.ranks and r["epochs"] == epochs and r["train_examples"] == 20000, r
         assert r["exchange"] == "overlapped" and r["bucket_kb"] == 0, r
         assert r["buckets"] == (0 if r["strategy"] == "ps" else 3), r  # one per layer of the mlp
         assert r["test_accuracy"] > 0.7, r

@@ -27,7 +27,7 @@ for name, launcher, ranks in launchers:
                                        "--batch", "100", "--train-limit", "20000", "--quiet", "--summary", summary]
                            + ranks, check=True)
             record = json.load(open(summary))
-            assert record["exchange"] == exchange, record
+            assert record["exchange"] == exchange and record["train_examples"] == 20000, record
             # The mlp's three layers with parameters are three buckets; whole is none.
             assert record["buckets"] == (0 if exchange == "whole" else 3), record
             results[exchange] = (record["test_loss"], record["test_accuracy"])

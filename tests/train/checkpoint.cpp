@@ -559,7 +559,7 @@ TEST_CASE("checkpoint.resume.switch_compressed: killed in a compressed server st
 }
 
 TEST_CASE("checkpoint.resume.ps_compressed: resumed on another number of workers without the residuals; a residual "
-          "of another model's size is refused" * doctest::timeout(120)) {
+          "of another model's size, and another compression, are refused" * doctest::timeout(120)) {
   const sync_ps bf16{1, {}, sy::compression::format::bf16};
   scratch dir("ps_bf16_ranks");
   CHECK_THROWS_AS(train(4, bf16, dir.path, 3, false), killed);
@@ -589,6 +589,19 @@ TEST_CASE("checkpoint.resume.ps_compressed: resumed on another number of workers
   CAPTURE(refused);
   CHECK(refused.find("error-feedback residual of " + std::to_string(trained_size) + " elements for a model of " +
                      std::to_string(other_size) + " parameters") != std::string::npos);
+
+  // Its checkpoints hold the residuals: resumed without compression, or with fp16, it is refused
+  // by its signature before any progress is decoded.
+  sy::optim::adam optimizer{trained_size, 0.01};
+  sy::train::trainer plain{trained, optimizer, sync_ps{1}};
+  CHECK_THROWS_WITH_AS(sy::train::resume(plain, sy::train::checkpoint_file(dir.path),
+                                         sy::train::fingerprint(trained, "mlp-8-8")),
+                       doctest::Contains("was written by strategy 'ps[bf16]', this run's strategy is 'ps'"),
+                       sy::data_error);
+  sy::train::trainer fp16{trained, optimizer, sync_ps{1, {}, sy::compression::format::fp16}};
+  CHECK_THROWS_WITH_AS(sy::train::resume(fp16, sy::train::checkpoint_file(dir.path),
+                                         sy::train::fingerprint(trained, "mlp-8-8")),
+                       doctest::Contains("this run's strategy is 'ps[fp16]'"), sy::data_error);
 }
 
 TEST_CASE("checkpoint.resume.alternate: killed in the second server period, resumed there with its trigger's count" *

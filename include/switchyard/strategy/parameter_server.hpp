@@ -29,6 +29,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -71,6 +72,12 @@ class parameter_server {
       : servers_(servers), consistency_(consistency), compression_(compression) {}
 
   [[nodiscard]] std::string_view name() const noexcept { return "ps"; }
+  /// What a checkpoint must match (`train::strategy_signature`): `"ps"`, or with compression
+  /// `"ps[bf16]"` or `"ps[fp16]"`, whose checkpoints also hold the workers' residuals.
+  [[nodiscard]] std::string signature() const {
+    if (!compressed()) return std::string(name());
+    return switchyard::detail::str(name(), "[", compression::name(compression_), "]");
+  }
   [[nodiscard]] std::size_t servers() const noexcept { return servers_; }
   [[nodiscard]] const Consistency& consistency() const noexcept { return consistency_; }
   [[nodiscard]] compression::format compression() const noexcept { return compression_; }
@@ -165,7 +172,9 @@ class parameter_server {
   /// parameter); without, nothing. A resumed run's `setup` gives each worker its own.
   template <class Archive>
   void serialize_progress(Archive& archive) {
-    if (compressed()) serialize_sequence(archive, saved_residuals_);
+    if (!compressed()) return;
+    serialize_sequence(archive, saved_residuals_);
+    if constexpr (Archive::is_loading::value) restore_pending_ = true;
   }
 
  private:
@@ -202,9 +211,10 @@ class parameter_server {
   Consistency consistency_;
   compression::format compression_;
   compression::error_feedback feedback_;  // worker: what its pushes still owe the gradients
-  // Each worker's residual: on rank 0 from `prepare_checkpoint` until the stage hands over, on
-  // every rank from a checkpoint until `setup` restores them.
+  // Each worker's residual: on rank 0 from `prepare_checkpoint` to the next epoch, on every rank
+  // from a loaded checkpoint (`restore_pending_`) until `setup` restores them.
   std::vector<std::vector<float>> saved_residuals_;
+  bool restore_pending_ = false;
   std::vector<std::uint16_t> sent_words_;      // worker: a push; server: a reply
   std::vector<std::uint16_t> received_words_;  // worker: a pull; server: a push
   std::size_t workers_ = 0;
@@ -282,7 +292,7 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   feedback_.reset();
   // A resumed run: each worker continues from its residual in the checkpoint. Resumed on another
   // number of workers, the residuals have no owners, and every worker starts without one.
-  if (!saved_residuals_.empty()) {
+  if (std::exchange(restore_pending_, false)) {
     for (const std::vector<float>& r : saved_residuals_) {
       if (r.size() != arena_) {
         switchyard::detail::raise<data_error>(switchyard::detail::str(
@@ -292,8 +302,8 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
     }
     const std::optional<std::size_t> w = worker_index(t);
     if (w && saved_residuals_.size() == workers_) feedback_.restore(saved_residuals_[*w]);
-    saved_residuals_.clear();
   }
+  saved_residuals_.clear();
   collective::broadcast(t, as_span(model.parameters()), 0);
   if (worker_index(t)) {
     if (compressed()) {
@@ -321,6 +331,7 @@ template <class Transport>
 void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batches) {
   // Worker w starts the epoch with batch w; the rest are handed out with the replies.
   coordinator_.begin_epoch(batches, workers_);
+  saved_residuals_.clear();  // the last checkpoint's, gathered on rank 0, are written by now
   step_end_.reset();
   if (worker_index(t)) return;
   std::fill(completed_.begin(), completed_.end(), 0);
@@ -508,14 +519,13 @@ template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::hand_over(Transport& t, Model&, Optimizer& optimizer) {
   optimizer.import_state(assembled_state(t, optimizer));
-  saved_residuals_.clear();  // a later checkpoint of another stage saves none
 }
 
 template <class Consistency>
 template <class Transport>
 void parameter_server<Consistency>::prepare_checkpoint(Transport& t) {
   saved_residuals_.clear();
-  if (!compressed() || !worker_index(t)) return;
+  if (!compressed() || workers_ == 0 || !worker_index(t)) return;  // workers_ is 0 before setup
   // A worker that has not pushed yet owes nothing: zeros encode as no residual does.
   std::vector<float> mine(arena_, 0.0f);
   std::copy(feedback_.residual().begin(), feedback_.residual().end(), mine.begin());

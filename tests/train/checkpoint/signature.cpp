@@ -69,3 +69,19 @@ TEST_CASE("checkpoint.signature: a strategy's stages in order, nested chains in 
   CHECK(sy::train::strategy_signature(sy::strategy::switch_to<local_sgd, ar, epochs_1>{}) == "localsgd>allreduce");
 }
 
+
+TEST_CASE("checkpoint.signature.options: a compressed parameter server signs its format, whose checkpoints hold the "
+          "residuals; a user's signature() replaces its name()") {
+  using sy::compression::format;
+  CHECK(sy::train::strategy_signature(sync_ps{1, {}, format::bf16}) == "ps[bf16]");
+  CHECK(sy::train::strategy_signature(sy::strategy::parameter_server<>{2, {}, format::fp16}) == "ps[fp16]");
+  CHECK(sy::train::strategy_signature(sync_ps{1, {}, format::none}) == "ps");
+  const sy::strategy::switch_to chain{sync_ps{1, {}, format::bf16}, sy::strategy::all_reduce<>{},
+                                      sy::trigger::after_epochs{1}};
+  CHECK(sy::train::strategy_signature(chain) == "ps[bf16]>allreduce");
+  struct signed_stage {
+    [[nodiscard]] std::string_view name() const noexcept { return "mine"; }
+    [[nodiscard]] std::string signature() const { return "mine[v2]"; }
+  };
+  CHECK(sy::train::strategy_signature(signed_stage{}) == "mine[v2]");
+}

@@ -16,7 +16,10 @@ namespace switchyard::train {
 /// for an `alternate`, whose progress is another layout again.
 ///
 /// Unlike `name()` of a switch, it does not change with the active stage. Triggers and options
-/// are not part of it: a run may be resumed with other thresholds.
+/// are not part of it (a run may be resumed with other thresholds), except where a stage's
+/// options change what its progress holds: a plain stage's optional `signature()` replaces its
+/// `name()` here, and a parameter server with compressed pushes signs `"ps[bf16]"` or
+/// `"ps[fp16]"`, for the residuals its checkpoints keep.
 /// @code
 /// switchyard::strategy::switch_to ps_then_ar{ps, ar, switchyard::trigger::after_epochs{3}};
 /// switchyard::train::strategy_signature(ps_then_ar);   // "ps>allreduce"
@@ -55,6 +58,10 @@ std::string strategy_signature(const Strategy& strategy) {
       first = "(" + first + ")";
     }
     return first + ">" + strategy_signature(strategy.second());
+  } else if constexpr (requires {
+                         { strategy.signature() } -> std::convertible_to<std::string>;
+                       }) {
+    return std::string(strategy.signature());
   } else {
     static_assert(requires {
                     { strategy.name() } -> std::convertible_to<std::string_view>;
