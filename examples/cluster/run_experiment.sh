@@ -145,12 +145,13 @@ end_window() {
 }
 
 # Follows LOG, run K's output, in the background: strategy_comparison prints "LABEL: MODEL on
-# Fashion-MNIST, ..." (flushed) as it starts each strategy's run, and the host's window counts
+# Fashion-MNIST, ..." (or "... on Fashion-MNIST (the first N training examples), ..." under
+# --train-limit; flushed) as it starts each strategy's run, and the host's window counts
 # from there. TERM stops it: the tail ends, and with it the output it reads; the host gets its
 # normal share back.
 follow_schedule() {
   schedule_run=$1
-  local log=$2 header='^([^ :]+): [^ ]+ on Fashion-MNIST, ' chunk partial='' line status wait_us seconds timeout
+  local log=$2 header='^([^ :]+): [^ ]+ on Fashion-MNIST[ ,]' chunk partial='' line status wait_us seconds timeout
   trap 'stopping=1; [[ -z $feeder ]] || kill "$feeder" 2>/dev/null || true' TERM
   trap '[[ -z $feeder ]] || kill "$feeder" 2>/dev/null || true' EXIT
   exec < <(exec tail -n +1 -f "$log")

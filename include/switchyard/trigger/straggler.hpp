@@ -142,8 +142,9 @@ struct straggler_detected {
     return every == 0 && detail::observe(*this, straggler_ratio(record), waits(straggler_wait_share(record)));
   }
   bool fire_at(const progress& p) {
-    return every != 0 && p.sample &&
-           detail::observe(*this, straggler_ratio(*p.sample), waits(straggler_wait_share(*p.sample)));
+    if (every == 0 || !p.sample) return false;
+    const step_sample sample = p.sample.value();
+    return detail::observe(*this, straggler_ratio(sample), waits(straggler_wait_share(sample)));
   }
   [[nodiscard]] std::size_t sample_every() const noexcept { return every; }
   /// Why it fired, with the figures: the last ratio, the threshold and the run of observations,
