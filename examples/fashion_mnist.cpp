@@ -29,6 +29,8 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
   if (c.strategy == "ps") strategy = fmt::format("ps:{}", c.consistency);
   if (c.strategy == "switch") strategy = fmt::format("{}>{}", c.first, c.second);
   if (c.strategy == "adaptive") strategy = "allreduce<>ps";
+  // A count of server ranks, or the string "colocated".
+  const std::string servers = c.strategy == "allreduce" ? "0" : colocated_servers(c) ? "\"colocated\"" : c.servers;
   auto out = fmt::output_file(c.summary);
   out.print(
       "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"servers\": {}, "
@@ -37,7 +39,7 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
       "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
       "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"switches\": [{}]}}\n",
-      strategy, c.model, c.optimizer, ranks, c.strategy == "allreduce" ? 0 : c.servers, c.compress, c.ps_compress,
+      strategy, c.model, c.optimizer, ranks, servers, c.compress, c.ps_compress,
       c.exchange, c.bucket_kb, r.buckets, c.straggler, train_examples,
       h.epochs.size(), c.batch,
       h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
@@ -64,7 +66,7 @@ int main(int argc, char** argv) {
   app.add_option("--summary", c.summary, "Write a JSON summary of the run here");
   CLI11_PARSE(app, argc, argv);
 
-  rank_world world(argc, argv, c.ranks);
+  rank_world world(argc, argv, c.ranks, colocated_servers(c));
   try {
     check_settings(c);
     const auto data = load_data(c);

@@ -41,7 +41,7 @@ namespace sy = switchyard;
 struct config {
   std::string model = "mlp";
   std::string strategy = "switch";
-  std::size_t servers = 1;
+  std::string servers = "1";  // a count of dedicated server ranks, or "colocated"
   std::string consistency = "async";
   std::string straggler;
   std::string fault;
@@ -81,6 +81,9 @@ struct config {
   std::size_t straggler_every = 0;  // steps per sample; 0: one observation per epoch
   double straggler_min_wait = 0.0;  // the least share of a step the others wait for the straggler
 };
+
+/// Whether --servers colocated asked for one server on every rank, beside its worker.
+inline bool colocated_servers(const config& c) { return c.servers == "colocated"; }
 
 // --straggler RANK:FACTOR: that worker sleeps (FACTOR - 1) times its own compute time each step.
 struct straggler {
@@ -223,8 +226,17 @@ inline void add_training_options(CLI::App& app, config& c) {
   app.add_option("--trigger", c.trigger,
                  "Switches: when to switch: epochs:N, steps:N (inside an epoch), seconds:S or plateau:EPSILON[:WINDOW]")
       ->capture_default_str();
-  app.add_option("--servers", c.servers, "Parameter-server ranks (the last ranks serve)")
-      ->check(CLI::Range(1, 255))
+  app.add_option("--servers", c.servers,
+                 "Parameter servers: N (the last N ranks serve) or colocated (every rank works and serves one "
+                 "shard, on a thread beside its worker)")
+      ->check([](const std::string& v) {
+        if (v == "colocated") return std::string();
+        if (!v.empty() && v.size() <= 3 && v.find_first_not_of("0123456789") == std::string::npos &&
+            std::stoul(v) >= 1 && std::stoul(v) <= 255) {
+          return std::string();
+        }
+        return "expected a number of server ranks from 1 to 255 or colocated, got '" + v + "'";
+      })
       ->capture_default_str();
   app.add_option("--consistency", c.consistency, "Parameter-server consistency: async, sync or bounded:K")
       ->check([](const std::string& v) {
@@ -361,13 +373,18 @@ inline std::string examples_text(const config& c, const sy::data::fashion_mnist&
 /// read: under MPI it initializes MPI, and every rank then calls `run` for the same runs.
 class rank_world {
  public:
-  rank_world(int& argc, char**& argv, int inproc_ranks) : inproc_ranks_(inproc_ranks) {
+  /// `concurrent`: threads call MPI at the same time (co-located servers); otherwise one at a time,
+  /// as an overlapped all-reduce's communication thread does.
+  rank_world(int& argc, char**& argv, int inproc_ranks, bool concurrent) : inproc_ranks_(inproc_ranks) {
 #if SWITCHYARD_HAS_MPI
-    // Serialized: an overlapped all-reduce calls MPI from its communication thread.
-    if (sy::transport::mpi::launched()) environment_.emplace(argc, argv, boost::mpi::threading::serialized);
+    if (sy::transport::mpi::launched()) {
+      environment_.emplace(argc, argv,
+                           concurrent ? boost::mpi::threading::multiple : boost::mpi::threading::serialized);
+    }
 #else
     static_cast<void>(argc);
     static_cast<void>(argv);
+    static_cast<void>(concurrent);
 #endif
   }
 

@@ -120,7 +120,9 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
   const straggler slow = parse_straggler(c.straggler);
   // The straggler must work in every stage: under a parameter server the last ranks serve.
   const auto ranks = static_cast<std::size_t>(t.size());
-  const std::size_t working = c.strategy == "allreduce" ? ranks : ranks - std::min(c.servers, ranks);
+  const std::size_t working = c.strategy == "allreduce" || colocated_servers(c)
+                                  ? ranks
+                                  : ranks - std::min<std::size_t>(std::stoul(c.servers), ranks);
   if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= working) {
     throw sy::usage_error(fmt::format("--straggler names rank {}, but the workers are ranks 0 to {} ({} ranks{})",
                                       slow.rank, working == 0 ? 0 : working - 1, ranks,
@@ -170,10 +172,16 @@ template <class Use>
 auto with_parameter_server(const config& c, Use use) {
   namespace consistency = sy::strategy::consistency;
   const sy::compression::format words = sy::compression::parse_format(c.ps_compress);
-  if (c.consistency == "async") return use(sy::strategy::parameter_server<consistency::async>(c.servers, {}, words));
-  if (c.consistency == "sync") return use(sy::strategy::parameter_server<consistency::sync>(c.servers, {}, words));
+  // Dedicated server ranks or co-located ones: the same type, made two ways.
+  const auto make = [&]<class Consistency>(Consistency consistency) {
+    using ps = sy::strategy::parameter_server<Consistency>;
+    if (colocated_servers(c)) return ps(sy::strategy::colocated, consistency, words);
+    return ps(std::stoul(c.servers), consistency, words);
+  };
+  if (c.consistency == "async") return use(make(consistency::async{}));
+  if (c.consistency == "sync") return use(make(consistency::sync{}));
   const std::size_t bound = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
-  return use(sy::strategy::parameter_server(c.servers, consistency::bounded{bound}, words));
+  return use(make(consistency::bounded{bound}));
 }
 
 template <class Transport, class Model>

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   app.add_option("--summary", summary, "Write a JSON list with one record per strategy here");
   CLI11_PARSE(app, argc, argv);
 
-  rank_world world(argc, argv, c.ranks);
+  rank_world world(argc, argv, c.ranks, colocated_servers(c));
   try {
     // Four runs would write over one checkpoint file.
     if (!c.checkpoint_dir.empty() || c.resume) {

@@ -107,3 +107,9 @@ TEST_CASE("mpi.checkpoint.ps_compressed: a synchronous server with bf16 pushes, 
   using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
   check_resume(sync_ps{1, {}, sy::compression::format::bf16}, "ps_bf16");
 }
+
+TEST_CASE("mpi.checkpoint.colocated: co-located synchronous servers with bf16 pushes, resumed after epoch 2 of 4, the "
+          "parameters of the whole run") {
+  using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
+  check_resume(sync_ps{sy::strategy::colocated, {}, sy::compression::format::bf16}, "ps_colocated");
+}

@@ -124,6 +124,36 @@ TEST_CASE("mpi.train.parameter_server.compression: bf16 and fp16 pushes and pull
   }
 }
 
+TEST_CASE("mpi.train.parameter_server.colocated: every process works and serves its shard on a thread; synchronous "
+          "equals all-reduce, asynchronous, bounded and bf16 end with one model everywhere") {
+  sy::transport::mpi t;
+  REQUIRE(t.serves_concurrent_threads());  // main.cpp asks for threading::multiple
+  namespace consistency = sy::strategy::consistency;
+  using sy::strategy::colocated;
+  {
+    // The shard layout: each process's optimizer holds its own block of the arena.
+    const auto data = fixtures::quadrants(48, 7);
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::strategy::parameter_server<> ps(colocated);
+    ps.setup(t, model, optimizer);
+    CHECK(ps.servers() == static_cast<std::size_t>(t.size()));
+    CHECK(optimizer.export_state().size ==
+          sy::block_of(model.parameters().size(), static_cast<std::size_t>(t.size()),
+                       static_cast<std::size_t>(t.rank()))
+              .size);
+  }
+  const std::vector<float> served = train(t, 8, sy::strategy::parameter_server<consistency::sync>(colocated));
+  const std::vector<float> reference =
+      sy::transport::run_inproc(t.size(), [&](sy::transport::inproc& local) { return train(local, 8); }).front();
+  CHECK(fixtures::max_difference(served, reference) < 1e-5);
+  check_identical_everywhere(t, served);
+  check_identical_everywhere(t, train(t, 8, sy::strategy::parameter_server<>(colocated)));
+  check_identical_everywhere(t, train(t, 8, sy::strategy::parameter_server(colocated, consistency::bounded{1})));
+  check_identical_everywhere(
+      t, train(t, 8, sy::strategy::parameter_server<>(colocated, {}, sy::compression::format::bf16)));
+}
+
 namespace {
 
 // Trains the small mlp on the quadrant problem for 3 epochs of batches of 8 under the switch
@@ -159,6 +189,8 @@ TEST_CASE("mpi.train.switch: both orders switch after the same epoch with identi
   using ar = sy::strategy::all_reduce<>;
   check(sy::strategy::switch_to{ps{1}, ar{}, sy::trigger::after_epochs{1}}, "allreduce");
   check(sy::strategy::switch_to{ar{}, ps{1}, sy::trigger::after_epochs{1}}, "ps");
+  check(sy::strategy::switch_to{ps{sy::strategy::colocated}, ar{}, sy::trigger::after_epochs{1}}, "allreduce");
+  check(sy::strategy::switch_to{ar{}, ps{sy::strategy::colocated}, sy::trigger::after_epochs{1}}, "ps");
 }
 
 namespace {

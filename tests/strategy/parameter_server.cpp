@@ -285,28 +285,191 @@ TEST_CASE("parameter_server.errors: a model smaller than the server count is ref
   });
 }
 
-TEST_CASE("parameter_server.failure: a worker that throws mid-epoch ends every rank" * doctest::timeout(60)) {
+namespace {
+
+// Trains 4 in-process ranks under `ps`; worker `failing` throws at its first step of epoch 2 (batches
+// are handed out first come, first served, so only a worker's first batch is certain). Every rank
+// must end, promptly, with that exception.
+void check_failure_ends_every_rank(const sy::strategy::parameter_server<>& ps, int failing) {
+  CAPTURE(failing);
   const auto data = fixtures::quadrants(480, 7);
   const auto started = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH_AS(
-      sy::transport::run_inproc(4,
-                                [&](sy::transport::inproc& t) {
-                                  sy::nn::mlp model{1, {8, 8, 1}, 4};
-                                  sy::optim::sgd optimizer{model.parameters().size(), 0.05};
-                                  sy::train::trainer_options options;
-                                  options.batch_size = 8;
-                                  options.epochs = 2;
-                                  sy::train::trainer trainer{model, optimizer, sy::strategy::parameter_server<>(1),
-                                                             options};
-                                  // Its first step of epoch 2: batches are handed out first come,
-                                  // first served, so only a worker's first batch is certain.
-                                  trainer.on_step([&](const sy::train::step_record& s) {
-                                    if (s.rank == 1 && s.epoch == 2 && s.step == 0) {
-                                      throw std::runtime_error("worker 1 failed at epoch 2 step 0");
-                                    }
-                                  });
-                                  trainer.fit(t, data, *data);
-                                }),
-      "worker 1 failed at epoch 2 step 0", std::runtime_error);
+  CHECK_THROWS_WITH_AS(sy::transport::run_inproc(4,
+                                                 [&](sy::transport::inproc& t) {
+                                                   sy::nn::mlp model{1, {8, 8, 1}, 4};
+                                                   sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+                                                   sy::train::trainer_options options;
+                                                   options.batch_size = 8;
+                                                   options.epochs = 2;
+                                                   sy::train::trainer trainer{model, optimizer, ps, options};
+                                                   trainer.on_step([&](const sy::train::step_record& s) {
+                                                     if (s.rank == failing && s.epoch == 2 && s.step == 0) {
+                                                       throw std::runtime_error("a worker failed at epoch 2 step 0");
+                                                     }
+                                                   });
+                                                   trainer.fit(t, data, *data);
+                                                 }),
+                       "a worker failed at epoch 2 step 0", std::runtime_error);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+}
+
+}  // namespace
+
+TEST_CASE("parameter_server.failure: a worker that throws mid-epoch ends every rank" * doctest::timeout(60)) {
+  check_failure_ends_every_rank(sy::strategy::parameter_server<>(1), 1);
+}
+
+// Co-located servers: every rank works and serves one shard on a thread beside its worker.
+
+TEST_CASE("parameter_server.colocated: each rank serves its byte-balanced shard (1, 2, 3, 4 ranks)") {
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    CAPTURE(ranks);
+    const auto shards = sy::transport::run_inproc(ranks, [](sy::transport::inproc& t) {
+      struct ten {  // 10 parameters: 3 and 4 ranks get shards of two sizes
+        std::vector<float> p = std::vector<float>(10), g = std::vector<float>(10);
+        std::span<float> parameters() { return p; }
+        std::span<float> gradients() { return g; }
+      } model;
+      sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+      sy::strategy::parameter_server<> ps(sy::strategy::colocated);
+      CHECK(ps.colocated());
+      CHECK(ps.servers() == 0);
+      ps.setup(t, model, optimizer);
+      CHECK(ps.servers() == static_cast<std::size_t>(t.size()));
+      CHECK(ps.worker_count(t) == static_cast<std::size_t>(t.size()));
+      CHECK(ps.worker_index(t) == static_cast<std::size_t>(t.rank()));
+      return std::pair{optimizer.export_state().size, model.parameters().size()};
+    });
+    const std::size_t arena = shards.front().second;
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < shards.size(); ++r) {
+      CHECK(shards[r].first == sy::block_of(arena, shards.size(), r).size);
+      CHECK(shards[r].first >= arena / shards.size());
+      CHECK(shards[r].first <= arena / shards.size() + 1);
+      total += shards[r].first;
+    }
+    CHECK(total == arena);
+  }
+}
+
+TEST_CASE("parameter_server.colocated: synchronous equals all-reduce on the same ranks (1, 2, 3, 4)" *
+          doctest::timeout(300)) {
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    CAPTURE(ranks);
+    const auto reference = train(ranks, sy::strategy::all_reduce<>{}, 8, 2).front().parameters;
+    const auto runs = train(ranks, sy::strategy::parameter_server<consistency::sync>(sy::strategy::colocated), 8, 2);
+    for (const outcome& r : runs) {
+      CHECK_FALSE(r.served);  // every rank is a worker
+      CHECK(fixtures::max_difference(r.parameters, reference) < 1e-5);
+      CHECK(r.schedule_clock == 2u * (480 / (8 * static_cast<std::size_t>(ranks))) * static_cast<std::size_t>(ranks));
+    }
+  }
+}
+
+TEST_CASE("parameter_server.colocated: asynchronous and bounded, every rank ends with the servers' model "
+          "(1, 2, 3, 4 ranks)" * doctest::timeout(300)) {
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    CAPTURE(ranks);
+    const auto runs = train(ranks, sy::strategy::parameter_server<>(sy::strategy::colocated), 8, 3);
+    const std::uint64_t batches = 3 * (480 / 8);
+    std::uint64_t updates = 0;
+    for (const outcome& r : runs) {
+      CHECK(r.parameters == runs.front().parameters);
+      CHECK(r.schedule_clock == batches);
+      CHECK(r.history.last().test_accuracy > 0.9);
+      CHECK(r.statistics.server_busy_seconds <= r.statistics.server_seconds);
+      CHECK(r.statistics.bytes_pushed > 0);
+      updates += r.statistics.updates;
+    }
+    // Every push of every worker is one update on each of the `ranks` servers.
+    CHECK(updates == static_cast<std::uint64_t>(ranks) * batches);
+  }
+  for (std::size_t k : {0u, 2u}) {
+    CAPTURE(k);
+    const auto runs = train(3, sy::strategy::parameter_server(sy::strategy::colocated, consistency::bounded{k}), 8, 2,
+                            {0, 0.02});
+    for (const outcome& r : runs) {
+      CHECK(r.parameters == runs.front().parameters);
+      CHECK(r.statistics.max_staleness() <= k);
+    }
+    if (k > 0) CHECK(runs.front().statistics.max_staleness() == k);  // the slow worker makes the bound bite
+  }
+}
+
+TEST_CASE_TEMPLATE("parameter_server.colocated: 16-bit pushes and pulls, and doubles" * doctest::timeout(300), Codec,
+                   sy::compression::fp16, sy::compression::bf16) {
+  constexpr sy::compression::format format =
+      std::is_same_v<Codec, sy::compression::fp16> ? sy::compression::format::fp16 : sy::compression::format::bf16;
+  const auto floats = train(3, sy::strategy::parameter_server<consistency::sync>(sy::strategy::colocated), 8, 2);
+  const auto words =
+      train(3, sy::strategy::parameter_server<consistency::sync>(sy::strategy::colocated, {}, format), 8, 2);
+  for (const outcome& r : words) {
+    CHECK(r.parameters == words.front().parameters);
+    CHECK(r.history.last().test_accuracy > 0.9);
+  }
+  CHECK(fixtures::max_difference(words.front().parameters, floats.front().parameters) < 8 * Codec::unit_roundoff);
+  CHECK(words.front().statistics.bytes_pushed * 2 == floats.front().statistics.bytes_pushed);
+
+  const auto data = fixtures::quadrants(480, 7);
+  const auto doubles = sy::transport::run_inproc(3, [&](sy::transport::inproc& t) {
+    sy::nn::mlp<double> model{11, {8, 8, 1}, 4};
+    sy::optim::sgd<sy::optim::constant, double> optimizer{model.parameters().size(), sy::optim::constant{0.05}};
+    sy::train::trainer_options options;
+    options.epochs = 3;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, sy::strategy::parameter_server<>(sy::strategy::colocated), options};
+    CHECK(trainer.fit(t, data, *data).last().test_accuracy > 0.9);
+    return std::vector<double>(model.parameters().begin(), model.parameters().end());
+  });
+  for (const auto& r : doubles) CHECK(r == doubles[0]);
+}
+
+TEST_CASE("parameter_server.colocated: a worker that throws mid-epoch stops its serving thread and ends every "
+          "rank" * doctest::timeout(120)) {
+  // Rank 0 holds server 0, which hands out the batches; rank 2 only its shard.
+  for (int failing : {0, 2}) {
+    check_failure_ends_every_rank(sy::strategy::parameter_server<>(sy::strategy::colocated), failing);
+  }
+}
+
+TEST_CASE("parameter_server.colocated: a model smaller than the rank count is refused") {
+  sy::transport::run_inproc(3, [](sy::transport::inproc& t) {
+    struct tiny {
+      std::vector<float> p = std::vector<float>(2), g = std::vector<float>(2);
+      std::span<float> parameters() { return p; }
+      std::span<float> gradients() { return g; }
+    } model;
+    sy::optim::sgd optimizer{2, 0.1};
+    sy::strategy::parameter_server<> ps(sy::strategy::colocated);
+    CHECK_THROWS_WITH_AS(ps.setup(t, model, optimizer),
+                         doctest::Contains("3 co-located servers for a model of only 2 parameters"), sy::usage_error);
+  });
+}
+
+namespace {
+
+// An in-process handle that says, as transport::mpi does below threading::multiple, that two
+// threads may not call it at once.
+struct one_thread_at_a_time : sy::transport::inproc {
+  explicit one_thread_at_a_time(const sy::transport::inproc& t) : sy::transport::inproc(t) {}
+  [[nodiscard]] static bool serves_concurrent_threads() { return false; }
+  [[nodiscard]] one_thread_at_a_time split(int color, int key) {
+    return one_thread_at_a_time(sy::transport::inproc::split(color, key));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("parameter_server.colocated: refused on a transport that does not allow concurrent threads") {
+  sy::transport::run_inproc(2, [](sy::transport::inproc& t) {
+    one_thread_at_a_time single(t);
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::strategy::parameter_server<> ps(sy::strategy::colocated);
+    CHECK_THROWS_WITH_AS(ps.setup(single, model, optimizer),
+                         doctest::Contains("initialize the environment with boost::mpi::threading::multiple"),
+                         sy::usage_error);
+    sy::strategy::parameter_server<> dedicated(1);  // dedicated servers call it from one thread
+    CHECK_NOTHROW(dedicated.setup(single, model, optimizer));
+  });
 }

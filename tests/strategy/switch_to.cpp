@@ -40,6 +40,10 @@ namespace trigger = sy::trigger;
 using ps = strategy::parameter_server<>;
 using sync_ps = strategy::parameter_server<strategy::consistency::sync>;
 using ar = strategy::all_reduce<>;
+// Every rank works and serves one shard, on a thread beside its worker.
+struct colocated_ps : ps {
+  colocated_ps() : ps(strategy::colocated) {}
+};
 
 static_assert(strategy::policy<strategy::switch_to<ps, ar, trigger::after_epochs<2>>, sy::nn::mlp<>,
                                   sy::optim::sgd<>, sy::transport::inproc>);
@@ -328,6 +332,19 @@ TEST_CASE("switch_to.within_epoch.allreduce_then_ps: every worker stops at the s
   // the parameter server hands out the 28 batches left.
   using sw = observed_within<strategy::switch_to<ar, ps, trigger::after_steps<90>>>;
   check_within(train_within<sw>(3), 92, "allreduce", "ps", 32 + 28);
+}
+
+TEST_CASE("switch_to.colocated: co-located servers then all-reduce, and the other order, between and inside "
+          "epochs" * doctest::timeout(120)) {
+  using ps_first = observed<strategy::switch_to<colocated_ps, ar, trigger::after_epochs<2>>>;
+  check_switch<ps_first>(train(ps_first{}, 5), "ps", "allreduce");
+  using ar_first = observed<strategy::switch_to<ar, colocated_ps, trigger::after_epochs<2>>>;
+  check_switch<ar_first>(train(ar_first{}, 5), "allreduce", "ps");
+  // Server 0, which hands out the batches and stops at the trigger, is rank 0's serving thread.
+  using ps_within = observed_within<strategy::switch_to<colocated_ps, ar, trigger::after_steps<90>>>;
+  check_within(train_within<ps_within>(3), 90, "ps", "allreduce", 30 + 28);
+  using ar_within = observed_within<strategy::switch_to<ar, colocated_ps, trigger::after_steps<90>>>;
+  check_within(train_within<ar_within>(3), 92, "allreduce", "ps", 32 + 28);
 }
 
 // Fires between steps only, never on an epoch record.

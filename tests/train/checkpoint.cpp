@@ -558,6 +558,14 @@ TEST_CASE("checkpoint.resume.switch_compressed: killed in a compressed server st
   check_resume(4, chain, 3, "switch_fp16");
 }
 
+TEST_CASE("checkpoint.resume.colocated: co-located bf16 servers, and a switch from them, killed and resumed, equal "
+          "to the bit" * doctest::timeout(120)) {
+  check_resume(3, sync_ps{sy::strategy::colocated, {}, sy::compression::format::bf16}, 3, "ps_colocated");
+  const sy::strategy::switch_to chain{sync_ps{sy::strategy::colocated}, sy::strategy::all_reduce<>{},
+                                      sy::trigger::after_steps{90}};
+  check_resume(4, chain, 2, "switch_colocated");
+}
+
 TEST_CASE("checkpoint.resume.ps_compressed: resumed on another number of workers without the residuals; a residual "
           "of another model's size, and another compression, are refused" * doctest::timeout(120)) {
   const sync_ps bf16{1, {}, sy::compression::format::bf16};

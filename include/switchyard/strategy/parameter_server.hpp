@@ -4,7 +4,8 @@
 // holds the protocol and the servers' loop; the pieces it uses live in strategy/parameter_server/:
 // consistency.hpp (the Consistency policies), statistics.hpp (ps_statistics), coordinator.hpp
 // (batch_coordinator: which batch server 0 hands out next) and assembly.hpp
-// (assemble_sharded_state: the whole optimizer state from the servers' shards).
+// (assemble_sharded_state: the whole optimizer state from the servers' shards) and
+// serving_thread.hpp (the thread a co-located server serves on).
 #pragma once
 
 #include <switchyard/collective/broadcast.hpp>
@@ -17,6 +18,7 @@
 #include <switchyard/strategy/parameter_server/assembly.hpp>
 #include <switchyard/strategy/parameter_server/consistency.hpp>
 #include <switchyard/strategy/parameter_server/coordinator.hpp>
+#include <switchyard/strategy/parameter_server/serving_thread.hpp>
 #include <switchyard/strategy/parameter_server/statistics.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/transport/transport.hpp>
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,13 +41,30 @@
 
 namespace switchyard::strategy {
 
-/// @brief Parameter-server strategy: the last `servers` ranks serve, the others work.
+/// @brief The type of `colocated`.
+struct colocated_servers {
+  explicit constexpr colocated_servers() = default;
+};
+/// @brief Makes a parameter server whose every rank works and serves one shard, on a thread beside
+/// its worker: `parameter_server<>(colocated)`.
+inline constexpr colocated_servers colocated{};
+
+/// @brief Parameter-server strategy: the last `servers` ranks serve, the others work; or, with
+/// `colocated`, every rank works and serves.
 ///
 /// The parameter arena is split into `servers` contiguous shards balanced by size
 /// (`block_of`); server s owns shard s and the optimizer state for it, made from the
 /// rank's optimizer by slicing its state. Each worker step pushes every shard's gradient to its
 /// server and pulls the fresh shard, to all servers at once. At the end of each epoch every rank
 /// receives every shard, so evaluation and the final model see the servers' parameters.
+/// With `colocated` servers every rank is a worker and server r is rank r, as BytePS and ps-lite
+/// shard theirs: each rank serves its shard on a thread of its own during each epoch
+/// (`detail::serving_thread`) from its own copy of the shard's parameters, which its worker's
+/// pulls cannot overwrite, and every host's link carries 1/N of the traffic instead of one
+/// server's link carrying all of it. The rank's optimizer then holds its shard's state, used only
+/// by that thread while an epoch runs. The transport is called from both threads at once: the
+/// in-process transport allows it, `transport::mpi` needs `boost::mpi::threading::multiple`
+/// (`serves_concurrent_threads()`), and `setup` refuses a transport that says it does not.
 /// The element type is the model's and the optimizer's: float or double. With a `compression`
 /// format, float pushes and pulls travel as 16-bit words (core/compression.hpp): each worker keeps
 /// the rounding error of its pushes and adds it to the next (`compression::error_feedback`), and the
@@ -56,6 +76,7 @@ namespace switchyard::strategy {
 /// @code
 /// switchyard::strategy::parameter_server<switchyard::strategy::consistency::bounded<2>> ps{1};
 /// switchyard::train::trainer trainer{model, optimizer, ps, options};
+/// switchyard::strategy::parameter_server<> sharded{switchyard::strategy::colocated};  // every rank serves
 /// @endcode
 template <class Consistency = consistency::async>
 class parameter_server {
@@ -70,6 +91,10 @@ class parameter_server {
   explicit parameter_server(std::size_t servers = 1, Consistency consistency = {},
                             compression::format compression = compression::format::none)
       : servers_(servers), consistency_(consistency), compression_(compression) {}
+  /// Every rank works and serves one shard (`colocated`).
+  explicit parameter_server(colocated_servers, Consistency consistency = {},
+                            compression::format compression = compression::format::none)
+      : servers_(0), colocated_(true), consistency_(consistency), compression_(compression) {}
 
   [[nodiscard]] std::string_view name() const noexcept { return "ps"; }
   /// What a checkpoint must match (`train::strategy_signature`): `"ps"`, or with compression
@@ -78,7 +103,11 @@ class parameter_server {
     if (!compressed()) return std::string(name());
     return switchyard::detail::str(name(), "[", compression::name(compression_), "]");
   }
+  /// How many ranks serve: as constructed, or with `colocated` servers 0 until `setup` and then
+  /// every rank.
   [[nodiscard]] std::size_t servers() const noexcept { return servers_; }
+  /// Whether every rank serves, on a thread beside its worker.
+  [[nodiscard]] bool colocated() const noexcept { return colocated_; }
   [[nodiscard]] const Consistency& consistency() const noexcept { return consistency_; }
   [[nodiscard]] compression::format compression() const noexcept { return compression_; }
   /// What this rank measured, added up over every period the stage served since it was built (an
@@ -87,7 +116,8 @@ class parameter_server {
 
   template <class Transport>
   [[nodiscard]] std::size_t worker_count(const Transport& t) const {
-    return static_cast<std::size_t>(t.size()) - std::min(servers_, static_cast<std::size_t>(t.size()));
+    const auto ranks = static_cast<std::size_t>(t.size());
+    return colocated_ ? ranks : ranks - std::min(servers_, ranks);
   }
 
   /// The batches one server update trains: one per worker when synchronous, else one.
@@ -142,7 +172,8 @@ class parameter_server {
   template <class Transport, class Model, class Optimizer>
   void serve(Transport& t, Model& model, Optimizer& optimizer);
 
-  /// Collective: workers tell the servers they are done, then every rank receives every shard.
+  /// Collective: workers tell the servers they are done (a co-located server's thread returns
+  /// once all did, and what it threw is rethrown here), then every rank receives every shard.
   template <class Transport, class Model, class Optimizer>
   void end_epoch(Transport& t, Model& model, Optimizer& optimizer);
 
@@ -186,7 +217,14 @@ class parameter_server {
   static constexpr int compute_tag = 31003;  // a worker's compute time per step, to server 0
   static constexpr int residual_tag = 31004;  // a worker's error-feedback residual, to rank 0
   [[nodiscard]] block shard(std::size_t s) const { return block_of(arena_, servers_, s); }
-  [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(workers_ + s); }
+  [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(first_server_ + s); }
+  // The shard this rank serves, if it serves one.
+  template <class Transport>
+  [[nodiscard]] std::optional<std::size_t> served_shard(const Transport& t) const {
+    const auto rank = static_cast<std::size_t>(t.rank());
+    if (rank < first_server_ || rank - first_server_ >= servers_) return std::nullopt;
+    return rank - first_server_;
+  }
   // The clock of the slowest worker still training this epoch.
   [[nodiscard]] std::uint64_t slowest() const {
     std::uint64_t floor = std::numeric_limits<std::uint64_t>::max();
@@ -206,8 +244,25 @@ class parameter_server {
   [[nodiscard]] bool compressed() const noexcept { return compression_ != compression::format::none; }
   template <class Transport, class Span>
   void release_waiting(Transport& t, Span shard_parameters);
+  // Applies pushes to `parameters`, this rank's shard, and answers pulls until every worker said it
+  // finished the epoch, or until a co-located server's thread is stopped.
+  template <class Transport, class Optimizer>
+  void serve_shard(Transport& t, std::span<typename Optimizer::value_type> parameters, Optimizer& optimizer);
+  // A co-located server: starts this part's serving thread, unless it runs already.
+  template <class Transport, class Optimizer>
+  void start_serving(Transport& t, Optimizer& optimizer);
+  // Posts an empty message to `server` on the push tag, as a worker's "done" is, in the pushes'
+  // element type: the servers receive every message of that tag as one. What interrupts a
+  // co-located server's thread; returns the request, kept alive by the pointer.
+  template <class Value, class Transport>
+  std::shared_ptr<void> post_empty_push(Transport& t, int server) const {
+    const auto keep = [](auto request) { return std::make_shared<decltype(request)>(std::move(request)); };
+    if (compressed()) return keep(t.isend(std::span<const std::uint16_t>(), server, push_tag));
+    return keep(t.isend(std::span<const Value>(), server, push_tag));
+  }
 
   std::size_t servers_;
+  bool colocated_ = false;
   Consistency consistency_;
   compression::format compression_;
   compression::error_feedback feedback_;  // worker: what its pushes still owe the gradients
@@ -215,9 +270,10 @@ class parameter_server {
   // from a loaded checkpoint (`restore_pending_`) until `setup` restores them.
   std::vector<std::vector<float>> saved_residuals_;
   bool restore_pending_ = false;
-  std::vector<std::uint16_t> sent_words_;      // worker: a push; server: a reply
-  std::vector<std::uint16_t> received_words_;  // worker: a pull; server: a push
+  std::vector<std::uint16_t> sent_words_;      // worker: a push
+  std::vector<std::uint16_t> received_words_;  // worker: a pull
   std::size_t workers_ = 0;
+  std::size_t first_server_ = 0;  // the rank of server 0: the first after the workers, or 0 co-located
   std::size_t arena_ = 0;
   ps_statistics stats_;
   batch_coordinator coordinator_;         // server 0: which batch to hand out next
@@ -228,17 +284,22 @@ class parameter_server {
   std::vector<std::uint64_t> completed_;  // pushes applied per worker this epoch
   std::vector<bool> active_;              // workers that have not finished this epoch
   std::vector<bool> waiting_;             // workers whose reply is held back
-  // A server's buffers, of the model's element type.
+  // A server's buffers, of the model's element type, and its words under compression.
   template <class T>
   struct server_buffers {
     std::vector<T> incoming;               // one push
     std::vector<std::vector<T>> pending;   // synchronous: this step's gradient of each worker
+    std::vector<T> shard;                  // co-located: the served parameters, apart from the worker's
+    std::vector<std::uint16_t> sent_words;      // a reply
+    std::vector<std::uint16_t> received_words;  // a push
   };
   std::variant<server_buffers<float>, server_buffers<double>> buffers_;
   template <class T>
   [[nodiscard]] server_buffers<T>& buffers() {
     return std::get<server_buffers<T>>(buffers_);
   }
+  // Last: destroyed first, it stops the thread before the state the thread uses goes.
+  detail::serving_thread serving_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -272,23 +333,34 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
                 "the parameter server serves float or double parameters (the optimizer's value_type)");
   const auto ranks = static_cast<std::size_t>(t.size());
   arena_ = as_span(model.parameters()).size();
+  if (colocated_) servers_ = ranks;
   // Every rank checks the same values, so every rank refuses the same way before any message.
-  if (servers_ == 0 || servers_ >= ranks) {
+  if (!colocated_ && (servers_ == 0 || servers_ >= ranks)) {
     switchyard::detail::raise<usage_error>(switchyard::detail::str(
         "parameter_server on rank ", t.rank(), ": ", servers_, " servers among ", ranks,
         " ranks; it needs at least 1 server and 1 worker"));
   }
   if (arena_ < servers_) {
     switchyard::detail::raise<usage_error>(switchyard::detail::str("parameter_server on rank ", t.rank(), ": ",
-                                                                   servers_, " servers for a model of only ", arena_,
+                                                                   servers_, colocated_ ? " co-located" : "",
+                                                                   " servers for a model of only ", arena_,
                                                                    " parameters"));
+  }
+  if constexpr (requires { t.serves_concurrent_threads(); }) {
+    if (colocated_ && !t.serves_concurrent_threads()) {
+      switchyard::detail::raise<usage_error>(switchyard::detail::str(
+          "parameter_server on rank ", t.rank(), ": co-located servers call the transport from a serving thread "
+          "while the worker calls it too, and this transport does not allow that (under MPI, initialize the "
+          "environment with boost::mpi::threading::multiple)"));
+    }
   }
   if (compressed() && !std::is_same_v<value, float>) {
     switchyard::detail::raise<usage_error>(switchyard::detail::str(
         "parameter_server on rank ", t.rank(), ": ", compression::name(compression_),
         " compression encodes float parameters; this model's are ", sizeof(value) * 8, "-bit"));
   }
-  workers_ = ranks - servers_;
+  workers_ = colocated_ ? ranks : ranks - servers_;
+  first_server_ = colocated_ ? 0 : workers_;
   feedback_.reset();
   // A resumed run: each worker continues from its residual in the checkpoint. Resumed on another
   // number of workers, the residuals have no owners, and every worker starts without one.
@@ -305,24 +377,28 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   }
   saved_residuals_.clear();
   collective::broadcast(t, as_span(model.parameters()), 0);
-  if (worker_index(t)) {
-    if (compressed()) {
-      sent_words_.assign(arena_, 0);
-      received_words_.assign(arena_, 0);
-    }
-    return;
+  if (worker_index(t) && compressed()) {
+    sent_words_.assign(arena_, 0);
+    received_words_.assign(arena_, 0);
   }
-  const block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
-  if (compressed()) {
-    sent_words_.assign(mine.size, 0);
-    received_words_.assign(mine.size, 0);
-  }
+  const std::optional<std::size_t> served = served_shard(t);
+  if (!served) return;
+  const block mine = shard(*served);
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
   completed_.assign(workers_, 0);
   active_.assign(workers_, true);
   waiting_.assign(workers_, false);
-  server_buffers<value> server{std::vector<value>(mine.size), {}};
+  server_buffers<value> server;
+  server.incoming.resize(mine.size);
   if constexpr (consistency::is_synchronous<Consistency>) server.pending.assign(workers_, std::vector<value>(mine.size));
+  if (colocated_) {
+    const auto parameters = as_span(model.parameters()).subspan(mine.offset, mine.size);
+    server.shard.assign(parameters.begin(), parameters.end());
+  }
+  if (compressed()) {
+    server.sent_words.assign(mine.size, 0);
+    server.received_words.assign(mine.size, 0);
+  }
   buffers_ = std::move(server);
 }
 
@@ -333,15 +409,16 @@ void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batche
   coordinator_.begin_epoch(batches, workers_);
   saved_residuals_.clear();  // the last checkpoint's, gathered on rank 0, are written by now
   step_end_.reset();
-  if (worker_index(t)) return;
+  if (!served_shard(t)) return;
   std::fill(completed_.begin(), completed_.end(), 0);
   for (std::size_t w = 0; w < workers_; ++w) active_[w] = w < batches;
 }
 
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
-step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer&) {
+step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer& optimizer) {
   using value = typename Optimizer::value_type;
+  if (colocated_) start_serving(t, optimizer);
   using request = decltype(t.isend(std::span<const value>(), 0, 0));
   std::vector<request>& requests = detail::step_requests<request>();
   // Pending requests must not outlive a step that throws: they would reach the thread's exit.
@@ -400,16 +477,17 @@ void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, s
   using value = typename Span::element_type;
   if constexpr (std::is_same_v<value, float>) {
     if (compressed()) {
+      std::vector<std::uint16_t>& words = buffers<float>().sent_words;
       if (!encoded) {
         compression::with_codec(compression_, [&]<class Codec>(Codec) {
-          compression::encode<Codec>(std::span<const float>(shard_parameters), sent_words_);
+          compression::encode<Codec>(std::span<const float>(shard_parameters), words);
         });
       }
-      t.send(std::span<const std::uint16_t>(sent_words_), static_cast<int>(worker), pull_tag);
+      t.send(std::span<const std::uint16_t>(words), static_cast<int>(worker), pull_tag);
     }
   }
   if (!compressed()) t.send(std::span<const value>(shard_parameters), static_cast<int>(worker), pull_tag);
-  if (hands_out_batches() && static_cast<std::size_t>(t.rank()) == workers_) {
+  if (hands_out_batches() && t.rank() == server_rank(0)) {
     std::optional<double> compute;
     if (sampling_) {
       typename Span::element_type reported{};
@@ -428,10 +506,11 @@ template <class Transport, class T>
 transport::message_status parameter_server<Consistency>::receive_push(Transport& t, std::vector<T>& incoming) {
   if constexpr (std::is_same_v<T, float>) {
     if (compressed()) {
-      const transport::message_status pushed = t.recv_any(std::span<std::uint16_t>(received_words_), push_tag);
+      std::vector<std::uint16_t>& words = buffers<float>().received_words;
+      const transport::message_status pushed = t.recv_any(std::span<std::uint16_t>(words), push_tag);
       if (pushed.count == incoming.size()) {
         compression::with_codec(compression_, [&]<class Codec>(Codec) {
-          compression::decode<Codec>(std::span<const std::uint16_t>(received_words_), incoming);
+          compression::decode<Codec>(std::span<const std::uint16_t>(words), incoming);
         });
       }
       return pushed;
@@ -457,16 +536,39 @@ void parameter_server<Consistency>::release_waiting(Transport& t, Span shard_par
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer& optimizer) {
-  const auto started = std::chrono::steady_clock::now();
-  const block mine = shard(static_cast<std::size_t>(t.rank()) - workers_);
+  const block mine = shard(static_cast<std::size_t>(t.rank()) - first_server_);
+  serve_shard(t, as_span(model.parameters()).subspan(mine.offset, mine.size), optimizer);
+}
+
+template <class Consistency>
+template <class Transport, class Optimizer>
+void parameter_server<Consistency>::start_serving(Transport& t, Optimizer& optimizer) {
+  if (serving_.running()) return;
   using value = typename Optimizer::value_type;
-  const std::span<value> parameters = as_span(model.parameters()).subspan(mine.offset, mine.size);
+  // The thread's own copy of the handle: the worker's may be gone when a failing rank stops it.
+  serving_.start(
+      [this, peer = t, &optimizer]() mutable {
+        serve_shard(peer, std::span<value>(buffers<value>().shard), optimizer);
+      },
+      [this, peer = t, message = std::make_shared<std::shared_ptr<void>>()]() mutable {
+        *message = post_empty_push<value>(peer, peer.rank());
+      });
+}
+
+template <class Consistency>
+template <class Transport, class Optimizer>
+void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename Optimizer::value_type> parameters,
+                                                Optimizer& optimizer) {
+  const auto started = std::chrono::steady_clock::now();
+  const block mine = shard(static_cast<std::size_t>(t.rank()) - first_server_);
+  using value = typename Optimizer::value_type;
   std::vector<value>& incoming = buffers<value>().incoming;
   std::vector<std::vector<value>>& pending = buffers<value>().pending;
   std::size_t finished = 0;
   std::size_t arrived = 0;  // sync: pushes of the current step
   while (finished < workers_) {
     const transport::message_status pushed = receive_push(t, incoming);
+    if (serving_.stopping()) return;  // the rank failed; its message released this wait
     const auto worker = static_cast<std::size_t>(pushed.source);
     if (worker >= workers_) {
       switchyard::detail::raise<transport_error>(switchyard::detail::str(
@@ -551,8 +653,9 @@ optim::optimizer_state<typename Optimizer::value_type> parameter_server<Consiste
 
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
-void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimizer&) {
+void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimizer& optimizer) {
   using value = typename Optimizer::value_type;
+  if (colocated_) start_serving(t, optimizer);  // a worker without a batch this part serves all the same
   if (worker_index(t)) {
     // In the pushes' element type: the servers receive every message of that tag as one.
     for (std::size_t s = 0; s < servers_; ++s) {
@@ -564,6 +667,12 @@ void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimi
     }
   }
   const std::span<value> parameters = as_span(model.parameters());
+  if (colocated_) {
+    serving_.join();
+    const std::vector<value>& served = buffers<value>().shard;
+    const auto offset = static_cast<std::ptrdiff_t>(shard(*served_shard(t)).offset);
+    std::copy(served.begin(), served.end(), parameters.begin() + offset);
+  }
   for (std::size_t s = 0; s < servers_; ++s) {
     const block b = shard(s);
     collective::broadcast(t, parameters.subspan(b.offset, b.size), server_rank(s));

@@ -79,6 +79,12 @@ class faulty {
   {
     return inner_.serves_other_threads();
   }
+  /// The inner transport's answer, where it has one (`transport::mpi`).
+  [[nodiscard]] bool serves_concurrent_threads() const
+    requires requires(const Inner& i) { i.serves_concurrent_threads(); }
+  {
+    return inner_.serves_concurrent_threads();
+  }
 
   template <class T>
   void send(std::span<const T> data, int destination, int tag) {

@@ -414,6 +414,12 @@ class mpi {
   [[nodiscard]] static bool serves_other_threads() {
     return boost::mpi::environment::thread_level() >= boost::mpi::threading::serialized;
   }
+  /// Whether several threads may call MPI at the same time: the environment was initialized with
+  /// `boost::mpi::threading::multiple`. Co-located parameter servers (`strategy::colocated`) serve
+  /// on a thread while the worker calls MPI too, and refuse to start otherwise.
+  [[nodiscard]] static bool serves_concurrent_threads() {
+    return boost::mpi::environment::thread_level() >= boost::mpi::threading::multiple;
+  }
   /// Whether an MPI launcher (Open MPI's mpirun, MPICH's hydra, Slurm's srun) started this
   /// process, even as a world of one: programs that run in process otherwise check it before
   /// choosing their transport. Ask before MPI is initialized: Open MPI's singleton start-up sets

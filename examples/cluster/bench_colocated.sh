@@ -1,0 +1,69 @@
+#!/bin/bash
+# Co-located parameter servers on the emulated cluster (docs/results.md, issue 14): fashion_mnist
+# under `emulate run` as all-reduce over one worker per host, as the parameter server with a server
+# rank beside each worker (`--ranks-per-host 2 --servers HOSTS`), and with a serving thread inside
+# each worker (`--servers colocated`), RUNS times each, taken in turn; then each layout's median
+# training samples/s, its ratio to all-reduce's, its median accuracy and the servers' busy fraction.
+#
+#   examples/cluster/bench_colocated.sh [BUILD_DIR [OUT_DIR]]
+#
+# BUILD_DIR defaults to build, OUT_DIR to bench-colocated. HOSTS (default 4), CPU (0.5), LINK
+# (1gbit), SLOW (a slow host, e.g. h1:0.17; default none), MODELS ("mlp cnn"), RUNS (3) and
+# EPOCHS_MLP (2) / EPOCHS_CNN (1) choose the runs. Needs root (examples/cluster/emulate).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+emulate="$here/emulate"
+build=${1:-build}
+out=${2:-bench-colocated}
+program=$(realpath "$build/examples/fashion_mnist")
+hosts=${HOSTS:-4}
+mkdir -p "$out"
+out=$(realpath "$out")
+
+trap '"$emulate" down >/dev/null 2>&1 || true' EXIT
+trap 'exit 130' INT TERM
+
+slow=()
+if [[ -n ${SLOW:-} ]]; then slow=(--slow "$SLOW"); fi
+"$emulate" up "$hosts" --cpu "${CPU:-0.5}" --link "${LINK:-1gbit}" "${slow[@]}"
+for model in ${MODELS:-mlp cnn}; do
+  if [[ $model == mlp ]]; then epochs=${EPOCHS_MLP:-2}; else epochs=${EPOCHS_CNN:-1}; fi
+  for run in $(seq 1 "${RUNS:-3}"); do
+    for layout in allreduce ranks threads; do
+      case $layout in
+        allreduce) placement=(); strategy=(--strategy allreduce) ;;
+        ranks) placement=(--ranks-per-host 2); strategy=(--strategy ps --servers "$hosts") ;;
+        threads) placement=(); strategy=(--strategy ps --servers colocated) ;;
+      esac
+      summary="$out/$model-$layout-$run.json"
+      echo "+ emulate run ${placement[*]} -- fashion_mnist --model $model --epochs $epochs ${strategy[*]}"
+      timeout 1800 "$emulate" run "${placement[@]}" -- "$program" --model "$model" --epochs "$epochs" \
+        "${strategy[@]}" --quiet --summary "$summary" >"$out/$model-$layout-$run.txt"
+    done
+  done
+done
+"$emulate" down
+
+python3 - "$out" <<'PY'
+import glob, json, os, statistics, sys
+
+out = sys.argv[1]
+runs = {}
+for path in sorted(glob.glob(os.path.join(out, "*-*-*.json"))):
+    model, layout, _ = os.path.basename(path)[:-5].split("-")
+    runs.setdefault((model, layout), []).append(json.load(open(path)))
+names = {"allreduce": "all-reduce", "ranks": "server ranks beside the workers", "threads": "serving threads"}
+print("\nmodel  layout                            runs  samples/s (median)  vs all-reduce  accuracy  server busy")
+for model in sorted({m for m, _ in runs}):
+    base = statistics.median(r["train_samples_per_second"] for r in runs[(model, "allreduce")])
+    for layout in ("allreduce", "ranks", "threads"):
+        records = runs.get((model, layout), [])
+        if not records:
+            continue
+        rate = statistics.median(r["train_samples_per_second"] for r in records)
+        accuracy = statistics.median(r["test_accuracy"] for r in records)
+        busy = statistics.median(r["server_busy_fraction"] for r in records) if layout != "allreduce" else 0
+        print(f"{model:5}  {names[layout]:32}  {len(records):4}  {rate:18,.0f}  {rate / base:12.2f}x"
+              f"  {accuracy:7.2%}  {busy:10.0%}")
+PY

@@ -1,0 +1,113 @@
+// strategy/parameter_server/serving_thread.hpp: the thread a co-located server serves on, joined
+// when its loop ends and stopped when the rank fails.
+#include <switchyard/strategy/parameter_server/serving_thread.hpp>
+
+#include <switchyard/core/floating_point.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace sy = switchyard;
+using sy::strategy::detail::serving_thread;
+
+namespace {
+
+// What a server loop waits on in these tests: a message that `post` delivers.
+struct mailbox {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  bool message = false;
+
+  void post() {
+    {
+      const std::lock_guard lock(mutex);
+      message = true;
+    }
+    arrived.notify_all();
+  }
+  void wait() {
+    std::unique_lock lock(mutex);
+    arrived.wait(lock, [&] { return message; });
+    message = false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("serving_thread: join waits for the loop and rethrows what it threw") {
+  serving_thread serving;
+  CHECK_FALSE(serving.running());
+  std::atomic<int> served{0};
+  serving.start([&] { served = 7; }, [] { FAIL("a loop that ends by itself is not interrupted"); });
+  CHECK(serving.running());
+  serving.join();
+  CHECK_FALSE(serving.running());
+  CHECK(served == 7);
+
+  serving.start([] { throw std::runtime_error("shard 2: push of 5 elements"); }, [] {});
+  CHECK_THROWS_WITH_AS(serving.join(), "shard 2: push of 5 elements", std::runtime_error);
+  // The failure was reported once: the next part starts clean.
+  serving.start([] {}, [] {});
+  CHECK_NOTHROW(serving.join());
+}
+
+TEST_CASE("serving_thread: stop sets stopping, interrupts the loop's wait, joins and drops its failure") {
+  mailbox box;
+  std::atomic<bool> saw_stopping{false};
+  serving_thread serving;
+  serving.start(
+      [&] {
+        box.wait();
+        saw_stopping = serving.stopping();
+        throw std::runtime_error("released by the interrupt");
+      },
+      [&] { box.post(); });
+  CHECK_FALSE(serving.stopping());
+  serving.stop();
+  CHECK_FALSE(serving.running());
+  CHECK(saw_stopping);
+  serving.stop();  // stopping a stopped thread does nothing
+}
+
+TEST_CASE("serving_thread: the destructor stops a running loop") {
+  mailbox box;
+  std::atomic<int> interrupts{0};
+  {
+    serving_thread serving;
+    serving.start([&] { box.wait(); },
+                  [&] {
+                    ++interrupts;
+                    box.post();
+                  });
+  }
+  CHECK(interrupts == 1);
+}
+
+TEST_CASE("serving_thread: a copy starts without a thread") {
+  serving_thread serving;
+  serving.start([] {}, [] {});
+  const serving_thread copy = serving;
+  CHECK_FALSE(copy.running());
+  serving.join();
+}
+
+TEST_CASE("serving_thread: the loop runs with the starting thread's flush mode") {
+  if constexpr (!sy::can_flush_subnormals) return;
+  std::atomic<bool> flushed_inside{false};
+  serving_thread serving;
+  {
+    const sy::flush_subnormals_scope flush;
+    serving.start([&] { flushed_inside = sy::subnormals_flushed(); }, [] {});
+  }
+  serving.join();
+  CHECK(flushed_inside);
+  // And without: a thread started outside the scope does not flush.
+  serving.start([&] { flushed_inside = sy::subnormals_flushed(); }, [] {});
+  serving.join();
+  CHECK_FALSE(flushed_inside);
+}
