@@ -9,7 +9,8 @@
 #
 # BUILD_DIR defaults to build, OUT_DIR to bench-colocated. HOSTS (default 4), CPU (0.5), LINK
 # (1gbit), SLOW (a slow host, e.g. h1:0.17; default none), MODELS ("mlp cnn"), RUNS (3) and
-# EPOCHS_MLP (2) / EPOCHS_CNN (1) choose the runs. Needs root (examples/cluster/emulate).
+# EPOCHS_MLP (2) / EPOCHS_CNN (1) choose the runs; EXTRA holds more fashion_mnist options for every
+# run (e.g. "--train-limit 20000"). Needs root (examples/cluster/emulate).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,6 +27,7 @@ trap 'exit 130' INT TERM
 
 slow=()
 if [[ -n ${SLOW:-} ]]; then slow=(--slow "$SLOW"); fi
+read -r -a extra <<<"${EXTRA:-}"
 "$emulate" up "$hosts" --cpu "${CPU:-0.5}" --link "${LINK:-1gbit}" "${slow[@]}"
 for model in ${MODELS:-mlp cnn}; do
   if [[ $model == mlp ]]; then epochs=${EPOCHS_MLP:-2}; else epochs=${EPOCHS_CNN:-1}; fi
@@ -39,7 +41,7 @@ for model in ${MODELS:-mlp cnn}; do
       summary="$out/$model-$layout-$run.json"
       echo "+ emulate run ${placement[*]} -- fashion_mnist --model $model --epochs $epochs ${strategy[*]}"
       timeout 1800 "$emulate" run "${placement[@]}" -- "$program" --model "$model" --epochs "$epochs" \
-        "${strategy[@]}" --quiet --summary "$summary" >"$out/$model-$layout-$run.txt"
+        "${strategy[@]}" "${extra[@]}" --quiet --summary "$summary" >"$out/$model-$layout-$run.txt"
     done
   done
 done

@@ -227,14 +227,15 @@ std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs,
 
 }  // namespace
 
-TEST_CASE("alternate.sampled: a straggler seen every few steps switches inside the epoch, and back when it goes" *
-          doctest::timeout(240)) {
-  // Samples every 3 steps, windows and dwells of 3 samples; rank 2 lags 5x from its 11th pass (in
-  // epoch 1, of 15 steps under all-reduce) to its 32nd. The switch to the server comes three
-  // samples after the lag starts (early in epoch 2), and the one back a few after it ends,
-  // each inside an epoch (or at its end), on every rank after the same batch and with the same
-  // reason; the run ends under all-reduce with identical replicas.
-  const adaptive sampled{ar{}, ps{1}, trigger::straggler_detected{.ratio = 2.5, .window = 3, .dwell = 3, .every = 3},
+namespace {
+
+// Samples every 3 steps, windows and dwells of 3 samples; rank 2 lags 5x from its 11th pass (in
+// epoch 1, of 15 steps under all-reduce) to its 32nd. The switch to the server comes three
+// samples after the lag starts (early in epoch 2), and the one back a few after it ends,
+// each inside an epoch (or at its end), on every rank after the same batch and with the same
+// reason; the run ends under all-reduce with identical replicas.
+void check_sampled(const ps& server) {
+  const adaptive sampled{ar{}, server, trigger::straggler_detected{.ratio = 2.5, .window = 3, .dwell = 3, .every = 3},
                          trigger::stragglers_gone{.ratio = 1.5, .window = 3, .dwell = 3, .every = 3}};
   const auto runs = train_by_steps(sampled, 6, 10, 32);
   for (const outcome& r : runs) {
@@ -262,6 +263,18 @@ TEST_CASE("alternate.sampled: a straggler seen every few steps switches inside t
     CHECK(r.stages == runs[0].stages);
     CHECK(r.parameters == runs[0].parameters);
   }
+}
+
+}  // namespace
+
+TEST_CASE("alternate.sampled: a straggler seen every few steps switches inside the epoch, and back when it goes" *
+          doctest::timeout(240)) {
+  check_sampled(ps{1});
+}
+
+TEST_CASE("alternate.sampled.colocated: the same with co-located servers, rank 0's serving thread taking the samples" *
+          doctest::timeout(240)) {
+  check_sampled(ps{strategy::colocated});
 }
 
 TEST_CASE("alternate.sampled_min_wait: all-reduce is left only when the straggler costs it that share of a step" *

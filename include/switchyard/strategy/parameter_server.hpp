@@ -234,16 +234,24 @@ class parameter_server {
     return floor;
   }
 
-  // Sends `shard_parameters` to `worker` as its pull. Under compression they are encoded first,
-  // unless `encoded` says that the last reply sent these same parameters: replies to several
-  // workers between two updates encode once.
-  template <class Transport, class Span>
-  void reply(Transport& t, Span shard_parameters, std::size_t worker, bool encoded = false);
+  // The replies a server has posted, one slot per worker, of the model's elements or of the
+  // codec's words (the two requests may be of different types).
+  template <class ValueRequest, class WordsRequest>
+  struct posted_replies {
+    std::vector<ValueRequest> values;
+    std::vector<WordsRequest> words;
+  };
+  // Posts `shard_parameters` to `worker` as its pull, from that worker's own copy of them (or of
+  // their words under compression): the server takes the next push while the reply is on the
+  // wire, and its next update cannot change what the reply sends. `encoded` says that the last
+  // reply sent these same parameters: replies to several workers between two updates encode once.
+  template <class Transport, class Span, class Replies>
+  void reply(Transport& t, Span shard_parameters, std::size_t worker, bool encoded, Replies& replies);
   template <class Transport, class T>
   transport::message_status receive_push(Transport& t, std::vector<T>& incoming);
   [[nodiscard]] bool compressed() const noexcept { return compression_ != compression::format::none; }
-  template <class Transport, class Span>
-  void release_waiting(Transport& t, Span shard_parameters);
+  template <class Transport, class Span, class Replies>
+  void release_waiting(Transport& t, Span shard_parameters, Replies& replies);
   // Applies pushes to `parameters`, this rank's shard, and answers pulls until every worker said it
   // finished the epoch, or until a co-located server's thread is stopped.
   template <class Transport, class Optimizer>
@@ -290,8 +298,10 @@ class parameter_server {
     std::vector<T> incoming;               // one push
     std::vector<std::vector<T>> pending;   // synchronous: this step's gradient of each worker
     std::vector<T> shard;                  // co-located: the served parameters, apart from the worker's
-    std::vector<std::uint16_t> sent_words;      // a reply
-    std::vector<std::uint16_t> received_words;  // a push
+    std::vector<std::vector<T>> outgoing;                    // each worker's last reply
+    std::vector<std::vector<std::uint16_t>> outgoing_words;  // the same, under compression
+    std::size_t last_reply = 0;                              // the worker of the last reply
+    std::vector<std::uint16_t> received_words;               // a push
   };
   std::variant<server_buffers<float>, server_buffers<double>> buffers_;
   template <class T>
@@ -396,8 +406,10 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
     server.shard.assign(parameters.begin(), parameters.end());
   }
   if (compressed()) {
-    server.sent_words.assign(mine.size, 0);
+    server.outgoing_words.assign(workers_, std::vector<std::uint16_t>(mine.size));
     server.received_words.assign(mine.size, 0);
+  } else {
+    server.outgoing.assign(workers_, std::vector<value>(mine.size));
   }
   buffers_ = std::move(server);
 }
@@ -472,21 +484,35 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
 }
 
 template <class Consistency>
-template <class Transport, class Span>
-void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker, bool encoded) {
+template <class Transport, class Span, class Replies>
+void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, std::size_t worker, bool encoded,
+                                          Replies& replies) {
   using value = typename Span::element_type;
+  server_buffers<value>& b = buffers<value>();
+  const auto destination = static_cast<int>(worker);
+  // The worker received its last reply before it pushed again, so its slot is free: the waits
+  // return at once.
   if constexpr (std::is_same_v<value, float>) {
     if (compressed()) {
-      std::vector<std::uint16_t>& words = buffers<float>().sent_words;
-      if (!encoded) {
+      replies.words[worker].wait();
+      std::vector<std::uint16_t>& words = b.outgoing_words[worker];
+      if (encoded) {
+        std::copy(b.outgoing_words[b.last_reply].begin(), b.outgoing_words[b.last_reply].end(), words.begin());
+      } else {
         compression::with_codec(compression_, [&]<class Codec>(Codec) {
           compression::encode<Codec>(std::span<const float>(shard_parameters), words);
         });
       }
-      t.send(std::span<const std::uint16_t>(words), static_cast<int>(worker), pull_tag);
+      replies.words[worker] = t.isend(std::span<const std::uint16_t>(words), destination, pull_tag);
     }
   }
-  if (!compressed()) t.send(std::span<const value>(shard_parameters), static_cast<int>(worker), pull_tag);
+  if (!compressed()) {
+    replies.values[worker].wait();
+    std::vector<value>& copy = b.outgoing[worker];
+    std::copy(shard_parameters.begin(), shard_parameters.end(), copy.begin());
+    replies.values[worker] = t.isend(std::span<const value>(copy), destination, pull_tag);
+  }
+  b.last_reply = worker;
   if (hands_out_batches() && t.rank() == server_rank(0)) {
     std::optional<double> compute;
     if (sampling_) {
@@ -520,14 +546,14 @@ transport::message_status parameter_server<Consistency>::receive_push(Transport&
 }
 
 template <class Consistency>
-template <class Transport, class Span>
-void parameter_server<Consistency>::release_waiting(Transport& t, Span shard_parameters) {
+template <class Transport, class Span, class Replies>
+void parameter_server<Consistency>::release_waiting(Transport& t, Span shard_parameters, Replies& replies) {
   const std::uint64_t floor = slowest();
   bool encoded = false;
   for (std::size_t w = 0; w < workers_; ++w) {
     if (waiting_[w] && completed_[w] - floor <= static_cast<std::size_t>(consistency_.max_lead())) {
       waiting_[w] = false;
-      reply(t, shard_parameters, w, encoded);
+      reply(t, shard_parameters, w, encoded, replies);
       encoded = true;
     }
   }
@@ -564,6 +590,14 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
   using value = typename Optimizer::value_type;
   std::vector<value>& incoming = buffers<value>().incoming;
   std::vector<std::vector<value>>& pending = buffers<value>().pending;
+  posted_replies<decltype(t.isend(std::span<const value>(), 0, 0)),
+                 decltype(t.isend(std::span<const std::uint16_t>(), 0, 0))>
+      replies;
+  if (compressed()) {
+    replies.words.resize(workers_);
+  } else {
+    replies.values.resize(workers_);
+  }
   std::size_t finished = 0;
   std::size_t arrived = 0;  // sync: pushes of the current step
   while (finished < workers_) {
@@ -578,7 +612,7 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
       // A worker done with the epoch no longer holds the others back.
       ++finished;
       active_[worker] = false;
-      if constexpr (!consistency::is_synchronous<Consistency>) release_waiting(t, parameters);
+      if constexpr (!consistency::is_synchronous<Consistency>) release_waiting(t, parameters, replies);
       continue;
     }
     if (pushed.count != mine.size) {
@@ -602,18 +636,21 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
         optimizer.step(parameters, std::span<const value>(incoming));
         ++stats_.updates;
         arrived = 0;
-        for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w, w > 0);
+        for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w, w > 0, replies);
       }
     } else {
       // Answer first, then apply: the worker's pull does not wait for the optimizer, and its next
       // gradient is at most one update staler than it would be otherwise.
       waiting_[worker] = true;
-      release_waiting(t, parameters);
+      release_waiting(t, parameters, replies);
       optimizer.step(parameters, std::span<const value>(incoming));
       ++stats_.updates;
     }
     stats_.server_busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy).count();
   }
+  // Every worker received its last reply before it said it was done.
+  for (auto& r : replies.values) r.wait();
+  for (auto& r : replies.words) r.wait();
   stats_.server_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
