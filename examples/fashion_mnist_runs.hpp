@@ -231,8 +231,8 @@ inline void add_training_options(CLI::App& app, config& c) {
                  "shard, on a thread beside its worker)")
       ->check([](const std::string& v) {
         if (v == "colocated") return std::string();
-        if (!v.empty() && v.size() <= 3 && v.find_first_not_of("0123456789") == std::string::npos &&
-            std::stoul(v) >= 1 && std::stoul(v) <= 255) {
+        if (!v.empty() && v.size() <= 3 && v[0] != '0' && v.find_first_not_of("0123456789") == std::string::npos &&
+            std::stoul(v) <= 255) {
           return std::string();
         }
         return "expected a number of server ranks from 1 to 255 or colocated, got '" + v + "'";

@@ -5,6 +5,7 @@
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/traits.hpp>
 #include <switchyard/train/trainer.hpp>
+#include <switchyard/transport/faulty.hpp>
 #include <switchyard/transport/inproc.hpp>
 
 #include "../nn/logistic_regression.hpp"
@@ -14,6 +15,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -429,6 +431,85 @@ TEST_CASE("parameter_server.colocated: a worker that throws mid-epoch stops its 
   // Rank 0 holds server 0, which hands out the batches; rank 2 only its shard.
   for (int failing : {0, 2}) {
     check_failure_ends_every_rank(sy::strategy::parameter_server<>(sy::strategy::colocated), failing);
+  }
+}
+
+namespace {
+
+// SGD whose update throws on one rank after some updates: the optimizer a co-located server calls
+// on its serving thread.
+struct failing_sgd : sy::optim::sgd<> {
+  failing_sgd(std::size_t size, bool fails) : sy::optim::sgd<>(size, sy::optim::constant{0.05}), failing(fails) {}
+  void step(std::span<float> parameters, std::span<const float> gradients) {
+    if (failing && ++updates > 40) throw std::runtime_error("the server's update failed");
+    sy::optim::sgd<>::step(parameters, gradients);
+  }
+  bool failing;
+  std::size_t updates = 0;
+};
+
+// Trains the small mlp for 3 epochs on `t` under co-located servers, synchronous or not, with
+// the optimizer `make(size)` returns.
+template <class Transport, class Make>
+void fit_colocated(Transport& t, Make make, bool synchronous) {
+  const auto data = fixtures::quadrants(480, 7);
+  sy::nn::mlp model{1, {8, 8, 1}, 4};
+  auto optimizer = make(model.parameters().size());
+  sy::train::trainer_options options;
+  options.batch_size = 8;
+  options.epochs = 3;
+  auto fit = [&](auto ps) {
+    sy::train::trainer trainer{model, optimizer, ps, options};
+    trainer.fit(t, data, *data);
+  };
+  if (synchronous) {
+    fit(sy::strategy::parameter_server<consistency::sync>(sy::strategy::colocated));
+  } else {
+    fit(sy::strategy::parameter_server<>(sy::strategy::colocated));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("parameter_server.colocated: a server that throws ends every rank with its exception, promptly" *
+          doctest::timeout(120)) {
+  // Server 0 hands out the batches (its worker also waits for a hand-out), server 2 does not; the
+  // synchronous servers hold every worker at each step.
+  for (int failing : {0, 2}) {
+    for (bool synchronous : {false, true}) {
+      CAPTURE(failing);
+      CAPTURE(synchronous);
+      const auto started = std::chrono::steady_clock::now();
+      CHECK_THROWS_WITH_AS(sy::transport::run_inproc(4,
+                                                     [&](sy::transport::inproc& t) {
+                                                       fit_colocated(
+                                                           t,
+                                                           [&](std::size_t size) {
+                                                             return failing_sgd{size, t.rank() == failing};
+                                                           },
+                                                           synchronous);
+                                                     }),
+                           "the server's update failed", std::runtime_error);
+      CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+    }
+  }
+}
+
+TEST_CASE("parameter_server.colocated: a rank that transport::faulty kills ends every rank promptly, whichever of its "
+          "threads meets the failure" * doctest::timeout(120)) {
+  for (bool synchronous : {false, true}) {
+    CAPTURE(synchronous);
+    const auto started = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH_AS(sy::transport::run_inproc(4,
+                                                   [&](sy::transport::inproc& inner) {
+                                                     sy::transport::faulty t(inner,
+                                                                             {.fail_rank = 2, .fail_after = 300});
+                                                     fit_colocated(
+                                                         t, [](std::size_t size) { return sy::optim::sgd{size, 0.05}; },
+                                                         synchronous);
+                                                   }),
+                         doctest::Contains("rank 2: injected failure after 300 messages"), sy::transport_error);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
   }
 }
 

@@ -24,6 +24,7 @@
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -259,14 +260,24 @@ class parameter_server {
   // A co-located server: starts this part's serving thread, unless it runs already.
   template <class Transport, class Optimizer>
   void start_serving(Transport& t, Optimizer& optimizer);
-  // Posts an empty message to `server` on the push tag, as a worker's "done" is, in the pushes'
-  // element type: the servers receive every message of that tag as one. What interrupts a
-  // co-located server's thread; returns the request, kept alive by the pointer.
+  // Posts an empty message to `rank` with `tag` in the element type of pushes and pulls: a
+  // worker's "done" on the push tag, or a co-located server's interrupt or alert (below). Returns
+  // the request, kept alive by the pointer.
   template <class Value, class Transport>
-  std::shared_ptr<void> post_empty_push(Transport& t, int server) const {
+  std::shared_ptr<void> post_empty(Transport& t, int rank, int tag) const {
     const auto keep = [](auto request) { return std::make_shared<decltype(request)>(std::move(request)); };
-    if (compressed()) return keep(t.isend(std::span<const std::uint16_t>(), server, push_tag));
-    return keep(t.isend(std::span<const Value>(), server, push_tag));
+    if (compressed()) return keep(t.isend(std::span<const std::uint16_t>(), rank, tag));
+    return keep(t.isend(std::span<const Value>(), rank, tag));
+  }
+  // What a co-located server's control messages go through: a `faulty` transport's inner handle
+  // (anything with `inner()`), so that a rank its plan has killed can still end its own thread.
+  template <class Transport>
+  static auto& control_handle(Transport& t) {
+    if constexpr (requires { t.inner(); }) {
+      return t.inner();
+    } else {
+      return t;
+    }
   }
 
   std::size_t servers_;
@@ -341,6 +352,7 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   using value = typename Optimizer::value_type;
   static_assert(std::is_same_v<value, float> || std::is_same_v<value, double>,
                 "the parameter server serves float or double parameters (the optimizer's value_type)");
+  serving_.stop();  // a thread left behind by a failed run, if its caller trains again
   const auto ranks = static_cast<std::size_t>(t.size());
   arena_ = as_span(model.parameters()).size();
   if (colocated_) servers_ = ranks;
@@ -417,6 +429,7 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
 template <class Consistency>
 template <class Transport>
 void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batches) {
+  serving_.stop();  // a thread left behind by a failed part, if its caller trains again
   // Worker w starts the epoch with batch w; the rest are handed out with the replies.
   coordinator_.begin_epoch(batches, workers_);
   saved_residuals_.clear();  // the last checkpoint's, gathered on rank 0, are written by now
@@ -459,7 +472,14 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
       const block b = shard(s);
       requests.push_back(t.isend(pushed.subspan(b.offset, b.size), server_rank(s), push_tag));
     }
-    for (request& r : requests) r.wait();
+    try {
+      for (request& r : requests) r.wait();
+    } catch (...) {
+      // Co-located: a receive that failed because this rank's server failed (its alert) reports
+      // the server's failure, the cause.
+      if (colocated_ && serving_.failed()) serving_.join();
+      throw;
+    }
     return pushed.size_bytes();
   };
   std::size_t bytes = 0;
@@ -571,13 +591,22 @@ template <class Transport, class Optimizer>
 void parameter_server<Consistency>::start_serving(Transport& t, Optimizer& optimizer) {
   if (serving_.running()) return;
   using value = typename Optimizer::value_type;
-  // The thread's own copy of the handle: the worker's may be gone when a failing rank stops it.
+  // The thread's own copies of the handle: the worker's may be gone when a failing rank stops it.
+  // Interrupt: an empty push to itself, which its wait for the next push takes. Alert: an empty
+  // pull and an empty hand-out to its own worker, whose receives of them then fail.
   serving_.start(
       [this, peer = t, &optimizer]() mutable {
         serve_shard(peer, std::span<value>(buffers<value>().shard), optimizer);
       },
-      [this, peer = t, message = std::make_shared<std::shared_ptr<void>>()]() mutable {
-        *message = post_empty_push<value>(peer, peer.rank());
+      [this, peer = t]() mutable {
+        return post_empty<value>(control_handle(peer), peer.rank(), push_tag);
+      },
+      [this, peer = t]() mutable -> std::shared_ptr<void> {
+        auto& control = control_handle(peer);
+        auto pull = post_empty<value>(control, peer.rank(), pull_tag);
+        if (!hands_out_batches() || peer.rank() != server_rank(0)) return pull;
+        return std::make_shared<std::array<std::shared_ptr<void>, 2>>(
+            std::array<std::shared_ptr<void>, 2>{pull, post_empty<value>(control, peer.rank(), assign_tag)});
       });
 }
 
@@ -694,8 +723,11 @@ void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimi
   using value = typename Optimizer::value_type;
   if (colocated_) start_serving(t, optimizer);  // a worker without a batch this part serves all the same
   if (worker_index(t)) {
-    // In the pushes' element type: the servers receive every message of that tag as one.
+    // In the pushes' element type: the servers receive every message of that tag as one. A
+    // co-located rank tells its own server last, posted: if that server failed, the join below
+    // reports why instead of a send that no one takes.
     for (std::size_t s = 0; s < servers_; ++s) {
+      if (colocated_ && server_rank(s) == t.rank()) continue;
       if (compressed()) {
         t.send(std::span<const std::uint16_t>(), server_rank(s), push_tag);
       } else {
@@ -705,6 +737,7 @@ void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimi
   }
   const std::span<value> parameters = as_span(model.parameters());
   if (colocated_) {
+    const std::shared_ptr<void> done = post_empty<value>(t, t.rank(), push_tag);
     serving_.join();
     const std::vector<value>& served = buffers<value>().shard;
     const auto offset = static_cast<std::ptrdiff_t>(shard(*served_shard(t)).offset);

@@ -7,48 +7,67 @@
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <utility>
 
 namespace switchyard::strategy::detail {
 
 /// @brief Runs a server loop on a thread of its own, with the starting thread's floating-point
-/// mode (flushing of subnormals, rounding), and stops it when the rank fails.
+/// mode (flushing of subnormals, rounding), and ends it when either side fails.
 ///
 /// `join` returns once the loop returned by itself (every worker said it finished) and rethrows
-/// what the loop threw. `stop`, also called by the destructor, is the failure path: it sets
-/// `stopping()`, calls the `interrupt` given to `start`, which must release the loop from its wait
-/// for the next message (a message to itself), joins, and drops the loop's failure: the rank's own
-/// is the one to report. A copy starts without a thread: each copy of a strategy gets its own.
+/// what the loop threw. When the loop throws, the thread calls the `alert` given to `start`, which
+/// must release the rank's worker from its waits for this server (a message the worker cannot
+/// accept), and sets `failed()`; the worker then joins and reports the server's failure. `stop`,
+/// also called by the destructor, is the path for the worker's own failure: it sets `stopping()`,
+/// calls `interrupt`, which must release the loop from its wait for the next message (a message
+/// to itself), joins, and drops the loop's failure: the rank's own is the one to report. `alert`
+/// and `interrupt` return what keeps their message alive (a posted request), held until the join.
+/// A copy starts without a thread: each copy of a strategy gets its own.
 class serving_thread {
  public:
+  using message = std::function<std::shared_ptr<void>()>;
+
   serving_thread() = default;
   serving_thread(const serving_thread&) noexcept {}
   serving_thread& operator=(const serving_thread&) noexcept { return *this; }
   ~serving_thread() { stop(); }
 
-  /// Starts `serve` on a new thread. `interrupt` is called, from another thread, only by `stop`.
-  void start(std::function<void()> serve, std::function<void()> interrupt) {
+  /// Starts `serve` on a new thread.
+  void start(std::function<void()> serve, message interrupt, message alert) {
     stopping_.store(false, std::memory_order_relaxed);
+    failed_.store(false, std::memory_order_relaxed);
     failure_ = nullptr;
     interrupt_ = std::move(interrupt);
-    thread_ = std::thread([this, serve = std::move(serve), mode = switchyard::detail::read_fp_control()] {
+    thread_ = std::thread([this, serve = std::move(serve), alert = std::move(alert),
+                           mode = switchyard::detail::read_fp_control()] {
       switchyard::detail::write_fp_control(mode);
       try {
         serve();
       } catch (...) {
         failure_ = std::current_exception();
+        if (!stopping()) {
+          try {
+            alerted_ = alert();
+          } catch (...) {
+            // The transport failed: the worker's waits fail with it.
+          }
+        }
+        failed_.store(true, std::memory_order_release);
       }
     });
   }
   [[nodiscard]] bool running() const noexcept { return thread_.joinable(); }
   /// Whether `stop` asked the loop to return: the loop checks it after each message it receives.
   [[nodiscard]] bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
+  /// Whether the loop threw (and alerted the worker): `join` rethrows it.
+  [[nodiscard]] bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
 
   /// Waits for the loop to return by itself; rethrows what it threw.
   void join() {
     thread_.join();
-    interrupt_ = nullptr;
+    release();
     if (std::exception_ptr failure = std::exchange(failure_, nullptr)) std::rethrow_exception(failure);
   }
 
@@ -56,20 +75,29 @@ class serving_thread {
   void stop() noexcept {
     if (!thread_.joinable()) return;
     stopping_.store(true, std::memory_order_release);
+    std::shared_ptr<void> interrupting;
     try {
-      interrupt_();
+      interrupting = interrupt_();
     } catch (...) {
       // The transport failed: the loop's wait fails with it.
     }
     thread_.join();
-    interrupt_ = nullptr;  // after the join: it may own the interrupting message
+    release();
     failure_ = nullptr;
   }
 
  private:
+  // After the join: the messages may be destroyed (a posted one nobody took is cancelled).
+  void release() noexcept {
+    interrupt_ = nullptr;
+    alerted_.reset();
+  }
+
   std::thread thread_;
-  std::function<void()> interrupt_;
+  message interrupt_;
+  std::shared_ptr<void> alerted_;  // written by the thread, released after the join
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> failed_{false};
   std::exception_ptr failure_;
 };
 
