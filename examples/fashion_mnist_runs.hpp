@@ -55,6 +55,7 @@ struct config {
   std::string optimizer = "adam";
   std::string compress = "none";     // the all-reduce stage's gradients on the wire: none, fp16 or bf16
   std::string ps_compress = "none";  // the parameter server's pushes and pulls on the wire
+  bool ps_pipeline = false;          // parameter-server workers overlap their exchange with the next batch
   std::string exchange = "whole";    // the all-reduce stage's gradients: whole, buckets or overlapped
   std::size_t bucket_kb = 0;         // a bucket closes at this many KiB (0: one per layer)
   int ranks = 4;
@@ -283,6 +284,9 @@ inline void add_training_options(CLI::App& app, config& c) {
                  "The parameter server's pushes (with error feedback) and pulls on the wire: none, fp16 or bf16")
       ->check(CLI::IsMember({"none", "fp16", "bf16"}))
       ->capture_default_str();
+  app.add_flag("--ps-pipeline", c.ps_pipeline,
+               "Parameter-server workers compute the next batch's gradient while their push and pull are on the "
+               "wire (one more step of staleness)");
   app.add_option("--exchange", c.exchange,
                  "The all-reduce stage's gradients: whole (one all-reduce after the backward pass), buckets (per "
                  "layer, after the pass) or overlapped (each bucket reduced while the pass computes the layers "

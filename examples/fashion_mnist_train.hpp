@@ -172,11 +172,12 @@ template <class Use>
 auto with_parameter_server(const config& c, Use use) {
   namespace consistency = sy::strategy::consistency;
   const sy::compression::format words = sy::compression::parse_format(c.ps_compress);
+  const auto pipeline = c.ps_pipeline ? sy::strategy::pipelining::one_ahead : sy::strategy::pipelining::off;
   // Dedicated server ranks or co-located ones: the same type, made two ways.
   const auto make = [&]<class Consistency>(Consistency consistency) {
     using ps = sy::strategy::parameter_server<Consistency>;
-    if (colocated_servers(c)) return ps(sy::strategy::colocated, consistency, words);
-    return ps(std::stoul(c.servers), consistency, words);
+    if (colocated_servers(c)) return ps(sy::strategy::colocated, consistency, words, pipeline);
+    return ps(std::stoul(c.servers), consistency, words, pipeline);
   };
   if (c.consistency == "async") return use(make(consistency::async{}));
   if (c.consistency == "sync") return use(make(consistency::sync{}));

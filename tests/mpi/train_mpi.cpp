@@ -154,6 +154,24 @@ TEST_CASE("mpi.train.parameter_server.colocated: every process works and serves 
       t, train(t, 8, sy::strategy::parameter_server<>(colocated, {}, sy::compression::format::bf16)));
 }
 
+TEST_CASE("mpi.train.parameter_server.colocated.pipelined: workers one exchange ahead; synchronous equals the same "
+          "run in process, asynchronous (co-located and a server rank) ends with one model everywhere") {
+  sy::transport::mpi t;
+  namespace consistency = sy::strategy::consistency;
+  using sy::strategy::colocated;
+  constexpr auto none = sy::compression::format::none;
+  constexpr auto one_ahead = sy::strategy::pipelining::one_ahead;
+  const sy::strategy::parameter_server<consistency::sync> delayed(colocated, {}, none, one_ahead);
+  const std::vector<float> served = train(t, 8, delayed);
+  const std::vector<float> reference =
+      sy::transport::run_inproc(t.size(), [&](sy::transport::inproc& local) { return train(local, 8, delayed); })
+          .front();
+  CHECK(fixtures::max_difference(served, reference) < 1e-5);
+  check_identical_everywhere(t, served);
+  check_identical_everywhere(t, train(t, 8, sy::strategy::parameter_server<>(colocated, {}, none, one_ahead)));
+  if (t.size() >= 2) check_identical_everywhere(t, train(t, 8, sy::strategy::parameter_server<>(1, {}, none, one_ahead)));
+}
+
 namespace {
 
 // Trains the small mlp on the quadrant problem for 3 epochs of batches of 8 under the switch

@@ -1,5 +1,7 @@
 #include <switchyard/strategy/parameter_server.hpp>
 
+#include <switchyard/collective/allreduce.hpp>
+#include <switchyard/collective/broadcast.hpp>
 #include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
@@ -511,6 +513,126 @@ TEST_CASE("parameter_server.colocated: a rank that transport::faulty kills ends 
                          doctest::Contains("rank 2: injected failure after 300 messages"), sy::transport_error);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
   }
+}
+
+// Pipelined workers: each step's exchange overlaps the next batch's compute.
+
+namespace {
+
+constexpr auto one_ahead = sy::strategy::pipelining::one_ahead;
+
+// Delayed synchronous SGD, the reference for a pipelined synchronous server: every rank keeps the
+// servers' parameters, which take the ranks' mean gradient at once, and the model trains on them
+// one step late, except at each epoch's first step, where it holds the servers' (the exchange
+// still on the wire ended with the last epoch).
+struct delayed_by_one {
+  std::vector<float> server;
+  std::vector<float> before;
+  [[nodiscard]] std::string_view name() const { return "delayed"; }
+  template <class Model, class Optimizer>
+  void setup(sy::transport::inproc& t, Model& model, Optimizer&) {
+    sy::collective::broadcast(t, sy::as_span(model.parameters()), 0);
+    server.assign(model.parameters().begin(), model.parameters().end());
+  }
+  template <class Model, class Optimizer>
+  void step(sy::transport::inproc& t, Model& model, Optimizer& optimizer) {
+    sy::collective::allreduce(t, sy::as_span(model.gradients()), sy::ops::average{});
+    before = server;
+    optimizer.step(std::span<float>(server), std::span<const float>(sy::as_span(model.gradients())));
+    std::copy(before.begin(), before.end(), model.parameters().begin());
+  }
+  template <class Model, class Optimizer>
+  void end_epoch(sy::transport::inproc&, Model& model, Optimizer&) {
+    std::copy(server.begin(), server.end(), model.parameters().begin());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("parameter_server.pipelined: a synchronous server is delayed SGD, to the bit with one worker (a server "
+          "rank and co-located), within rounding on 2 to 4 co-located ranks" * doctest::timeout(300)) {
+  const auto reference = train(1, delayed_by_one{}, 8, 2).front().parameters;
+  const auto unpipelined = train(2, sy::strategy::parameter_server<consistency::sync>(1), 8, 2).front().parameters;
+  CHECK(fixtures::max_difference(unpipelined, reference) > 1e-4);  // the delay shows
+  const auto dedicated = train(2, sy::strategy::parameter_server<consistency::sync>(
+                                      1, {}, sy::compression::format::none, one_ahead), 8, 2);
+  const auto colocated = train(1, sy::strategy::parameter_server<consistency::sync>(
+                                      sy::strategy::colocated, {}, sy::compression::format::none, one_ahead), 8, 2);
+  for (const outcome& r : dedicated) CHECK(r.parameters == reference);
+  CHECK(colocated.front().parameters == reference);
+  // More workers: the servers sum in worker order, the reference's all-reduce in its own.
+  for (int ranks = 2; ranks <= 4; ++ranks) {
+    CAPTURE(ranks);
+    const auto delayed = train(ranks, delayed_by_one{}, 8, 2).front().parameters;
+    for (const outcome& r : train(ranks, sy::strategy::parameter_server<consistency::sync>(
+                                             sy::strategy::colocated, {}, sy::compression::format::none, one_ahead),
+                                  8, 2)) {
+      CHECK(fixtures::max_difference(r.parameters, delayed) < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("parameter_server.pipelined: every batch trained once and every rank ends with the servers' model, "
+          "asynchronous, bounded and synchronous (server ranks 1x3, 2x2; co-located 1 to 4)" *
+          doctest::timeout(300)) {
+  const auto none = sy::compression::format::none;
+  const auto check_async = [](const std::vector<outcome>& runs, std::size_t workers, std::size_t servers) {
+    const std::uint64_t batches = 3 * (480 / 8);
+    std::uint64_t updates = 0;
+    for (const outcome& r : runs) {
+      CHECK(r.parameters == runs.front().parameters);
+      CHECK(r.schedule_clock == batches);  // every batch handed out once, and trained
+      CHECK(r.history.last().test_accuracy > 0.9);
+      if (r.served || workers == runs.size()) updates += r.statistics.updates;
+    }
+    CHECK(updates == servers * batches);
+  };
+  for (const auto& layout : {std::pair{1, 3}, std::pair{2, 2}}) {
+    const int servers = layout.first;
+    const int workers = layout.second;
+    CAPTURE(servers);
+    CAPTURE(workers);
+    check_async(train(servers + workers, sy::strategy::parameter_server<>(static_cast<std::size_t>(servers), {}, none,
+                                                                          one_ahead), 8, 3),
+                static_cast<std::size_t>(workers), static_cast<std::size_t>(servers));
+  }
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    CAPTURE(ranks);
+    const auto n = static_cast<std::size_t>(ranks);
+    check_async(train(ranks, sy::strategy::parameter_server<>(sy::strategy::colocated, {}, none, one_ahead), 8, 3),
+                n, n);
+    // Synchronous: the workers keep their strided batches, one update per step of all of them.
+    for (const outcome& r : train(ranks, sy::strategy::parameter_server<consistency::sync>(
+                                             sy::strategy::colocated, {}, none, one_ahead), 8, 3)) {
+      CHECK(r.schedule_clock == 3u * (480 / (8 * n)) * n);
+      CHECK(r.history.last().test_accuracy > 0.9);
+    }
+  }
+  // Bounded: the bound still bites with a slow worker, on the pushes the servers count.
+  const auto bounded = train(3, sy::strategy::parameter_server(sy::strategy::colocated, consistency::bounded{2}, none,
+                                                                one_ahead), 8, 2, {0, 0.02});
+  for (const outcome& r : bounded) {
+    CHECK(r.parameters == bounded.front().parameters);
+    CHECK(r.statistics.max_staleness() <= 2);
+  }
+  CHECK(bounded.front().statistics.max_staleness() == 2);
+}
+
+TEST_CASE("parameter_server.pipelined: bf16 pushes and pulls, and a worker that fails" * doctest::timeout(300)) {
+  const auto runs = train(3, sy::strategy::parameter_server<>(sy::strategy::colocated, {},
+                                                              sy::compression::format::bf16, one_ahead), 8, 3);
+  for (const outcome& r : runs) {
+    CHECK(r.parameters == runs.front().parameters);
+    CHECK(r.schedule_clock == 3u * (480 / 8));
+    CHECK(r.history.last().test_accuracy > 0.9);
+  }
+  // The failing worker's exchange is on the wire when it throws.
+  for (int failing : {0, 2}) {
+    check_failure_ends_every_rank(
+        sy::strategy::parameter_server<>(sy::strategy::colocated, {}, sy::compression::format::none, one_ahead),
+        failing);
+  }
+  check_failure_ends_every_rank(sy::strategy::parameter_server<>(1, {}, sy::compression::format::none, one_ahead), 1);
 }
 
 TEST_CASE("parameter_server.colocated: a model smaller than the rank count is refused") {

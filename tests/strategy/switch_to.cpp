@@ -44,6 +44,10 @@ using ar = strategy::all_reduce<>;
 struct colocated_ps : ps {
   colocated_ps() : ps(strategy::colocated) {}
 };
+// The same, with each worker's exchange on the wire while it computes its next batch.
+struct pipelined_ps : ps {
+  pipelined_ps() : ps(strategy::colocated, {}, sy::compression::format::none, strategy::pipelining::one_ahead) {}
+};
 
 static_assert(strategy::policy<strategy::switch_to<ps, ar, trigger::after_epochs<2>>, sy::nn::mlp<>,
                                   sy::optim::sgd<>, sy::transport::inproc>);
@@ -344,6 +348,15 @@ TEST_CASE("switch_to.colocated: co-located servers then all-reduce, and the othe
   using ps_within = observed_within<strategy::switch_to<colocated_ps, ar, trigger::after_steps<90>>>;
   check_within(train_within<ps_within>(3), 90, "ps", "allreduce", 30 + 28);
   using ar_within = observed_within<strategy::switch_to<ar, colocated_ps, trigger::after_steps<90>>>;
+  check_within(train_within<ar_within>(3), 92, "allreduce", "ps", 32 + 28);
+}
+
+TEST_CASE("switch_to.pipelined: pipelined co-located servers then all-reduce, and the other order, inside epochs" *
+          doctest::timeout(120)) {
+  // The stop at the trigger comes after the exchange still on the wire, which the servers count.
+  using ps_within = observed_within<strategy::switch_to<pipelined_ps, ar, trigger::after_steps<90>>>;
+  check_within(train_within<ps_within>(3), 90, "ps", "allreduce", 30 + 28);
+  using ar_within = observed_within<strategy::switch_to<ar, pipelined_ps, trigger::after_steps<90>>>;
   check_within(train_within<ar_within>(3), 92, "allreduce", "ps", 32 + 28);
 }
 

@@ -36,6 +36,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -49,6 +50,58 @@ struct colocated_servers {
 /// @brief Makes a parameter server whose every rank works and serves one shard, on a thread beside
 /// its worker: `parameter_server<>(colocated)`.
 inline constexpr colocated_servers colocated{};
+
+/// @brief Whether a parameter-server worker overlaps its exchange with its next batch's compute.
+enum class pipelining {
+  /// Each step pushes its gradient and waits for the pull: every gradient is computed on the
+  /// parameters the servers sent back for the worker's last push (the default).
+  off,
+  /// A step posts its push, from a copy of the gradient, and its pull, into a buffer beside the
+  /// model, and returns; the worker computes its next batch's gradient while they are on the wire,
+  /// and the step after waits for them. Each gradient is computed on parameters one exchange older
+  /// (one more step of staleness, under every consistency: under `sync`, delayed synchronous SGD),
+  /// and a worker's communication no longer adds to its compute. It costs one copy of the
+  /// parameters and one of the gradients per worker (none more under compression). Handing out
+  /// batches, server 0 gives each worker two to start an epoch's part with, so a stop rule is
+  /// first asked once all of them are out.
+  one_ahead,
+};
+
+namespace detail {
+
+/// @brief The requests of a worker's exchange, of whatever type the transport's requests are,
+/// kept from the step that posts them to the one that waits for them; allocated once and reused.
+/// Dropping them cancels what is still pending (or waits for it: transport::request). A copy
+/// starts empty: each copy of a strategy gets its own.
+class exchange_requests {
+ public:
+  exchange_requests() = default;
+  exchange_requests(const exchange_requests&) noexcept {}
+  exchange_requests& operator=(const exchange_requests&) noexcept {
+    drop();
+    return *this;
+  }
+
+  template <class Request>
+  [[nodiscard]] std::vector<Request>& of() {
+    if (type_ == nullptr || *type_ != typeid(Request)) {
+      drop();
+      held_ = std::make_shared<std::vector<Request>>();
+      type_ = &typeid(Request);
+    }
+    return *static_cast<std::vector<Request>*>(held_.get());
+  }
+  void drop() noexcept {
+    held_.reset();
+    type_ = nullptr;
+  }
+
+ private:
+  std::shared_ptr<void> held_;
+  const std::type_info* type_ = nullptr;
+};
+
+}  // namespace detail
 
 /// @brief Parameter-server strategy: the last `servers` ranks serve, the others work; or, with
 /// `colocated`, every rank works and serves.
@@ -71,7 +124,8 @@ inline constexpr colocated_servers colocated{};
 /// the rounding error of its pushes and adds it to the next (`compression::error_feedback`), and the
 /// servers keep their parameters in float, so only the workers' copies are rounded. A checkpoint
 /// keeps each worker's residual (`prepare_checkpoint`, `serialize_progress`), so that a resumed
-/// run pushes the words the uninterrupted one would have.
+/// run pushes the words the uninterrupted one would have. With `pipelining::one_ahead` each
+/// worker's push and pull are on the wire while it computes its next batch's gradient.
 /// @tparam Consistency a `consistency::policy`: `consistency::async` (default),
 /// `consistency::bounded<K>`, `consistency::sync` or a user's.
 /// @code
@@ -89,13 +143,16 @@ class parameter_server {
  public:
   /// `servers` ranks serve; it must leave at least one worker and be at most the arena's length.
   /// `compression`: the pushes' and pulls' encoding on the wire (`none`: the model's elements).
+  /// `pipeline`: whether a worker's exchange overlaps its next batch's compute.
   explicit parameter_server(std::size_t servers = 1, Consistency consistency = {},
-                            compression::format compression = compression::format::none)
-      : servers_(servers), consistency_(consistency), compression_(compression) {}
+                            compression::format compression = compression::format::none,
+                            pipelining pipeline = pipelining::off)
+      : servers_(servers), consistency_(consistency), compression_(compression), pipeline_(pipeline) {}
   /// Every rank works and serves one shard (`colocated`).
   explicit parameter_server(colocated_servers, Consistency consistency = {},
-                            compression::format compression = compression::format::none)
-      : servers_(0), colocated_(true), consistency_(consistency), compression_(compression) {}
+                            compression::format compression = compression::format::none,
+                            pipelining pipeline = pipelining::off)
+      : servers_(0), colocated_(true), consistency_(consistency), compression_(compression), pipeline_(pipeline) {}
 
   [[nodiscard]] std::string_view name() const noexcept { return "ps"; }
   /// What a checkpoint must match (`train::strategy_signature`): `"ps"`, or with compression
@@ -111,6 +168,8 @@ class parameter_server {
   [[nodiscard]] bool colocated() const noexcept { return colocated_; }
   [[nodiscard]] const Consistency& consistency() const noexcept { return consistency_; }
   [[nodiscard]] compression::format compression() const noexcept { return compression_; }
+  /// Whether workers overlap their exchange with their next batch's compute (`pipelining::one_ahead`).
+  [[nodiscard]] bool pipelined() const noexcept { return pipeline_ == pipelining::one_ahead; }
   /// What this rank measured, added up over every period the stage served since it was built (an
   /// `alternate` enters it again and again).
   [[nodiscard]] const ps_statistics& statistics() const noexcept { return stats_; }
@@ -173,8 +232,9 @@ class parameter_server {
   template <class Transport, class Model, class Optimizer>
   void serve(Transport& t, Model& model, Optimizer& optimizer);
 
-  /// Collective: workers tell the servers they are done (a co-located server's thread returns
-  /// once all did, and what it threw is rethrown here), then every rank receives every shard.
+  /// Collective: workers finish a pipelined exchange still on the wire and tell the servers they
+  /// are done (a co-located server's thread returns once all did, and what it threw is rethrown
+  /// here), then every rank receives every shard.
   template <class Transport, class Model, class Optimizer>
   void end_epoch(Transport& t, Model& model, Optimizer& optimizer);
 
@@ -250,6 +310,15 @@ class parameter_server {
   void reply(Transport& t, Span shard_parameters, std::size_t worker, bool encoded, Replies& replies);
   template <class Transport, class T>
   transport::message_status receive_push(Transport& t, std::vector<T>& incoming);
+  // A worker: posts the compute report, the hand-out's receive, and a pull from and a push to every
+  // server (encoded under compression, from a copy when pipelined); returns the bytes pushed.
+  template <class Transport, class T>
+  std::size_t post_exchange(Transport& t, std::span<T> parameters, std::span<const T> gradients,
+                            std::chrono::steady_clock::time_point started);
+  // A worker: waits for the exchange in flight, puts the pulled parameters into the model and
+  // returns the batch server 0 handed out with them, if any.
+  template <class Transport, class T>
+  std::optional<std::size_t> finish_exchange(Transport& t, std::span<T> parameters);
   [[nodiscard]] bool compressed() const noexcept { return compression_ != compression::format::none; }
   template <class Transport, class Span, class Replies>
   void release_waiting(Transport& t, Span shard_parameters, Replies& replies);
@@ -284,6 +353,7 @@ class parameter_server {
   bool colocated_ = false;
   Consistency consistency_;
   compression::format compression_;
+  pipelining pipeline_ = pipelining::off;
   compression::error_feedback feedback_;  // worker: what its pushes still owe the gradients
   // Each worker's residual: on rank 0 from `prepare_checkpoint` to the next epoch, on every rank
   // from a loaded checkpoint (`restore_pending_`) until `setup` restores them.
@@ -291,6 +361,20 @@ class parameter_server {
   bool restore_pending_ = false;
   std::vector<std::uint16_t> sent_words_;      // worker: a push
   std::vector<std::uint16_t> received_words_;  // worker: a pull
+  // A worker's buffers of the model's element type.
+  template <class T>
+  struct worker_buffers {
+    std::vector<T> pushed;  // pipelined: the gradient on the wire while the next one is computed
+    std::vector<T> pulled;  // pipelined: the parameters on their way while the model trains on the last
+    T report{};             // the step's compute time, to server 0 when the stop rule samples
+  };
+  std::variant<worker_buffers<float>, worker_buffers<double>> worker_buffers_;
+  template <class T>
+  [[nodiscard]] worker_buffers<T>& worker_buffers_of() {
+    return std::get<worker_buffers<T>>(worker_buffers_);
+  }
+  std::size_t part_batches_ = 0;  // the batches of this part of the epoch, all workers together
+  bool in_flight_ = false;        // worker: an exchange is posted and not yet waited for
   std::size_t workers_ = 0;
   std::size_t first_server_ = 0;  // the rank of server 0: the first after the workers, or 0 co-located
   std::size_t arena_ = 0;
@@ -319,6 +403,8 @@ class parameter_server {
   [[nodiscard]] server_buffers<T>& buffers() {
     return std::get<server_buffers<T>>(buffers_);
   }
+  // The exchange's requests, after the buffers they use: destroyed before them.
+  detail::exchange_requests requests_;
   // Last: destroyed first, it stops the thread before the state the thread uses goes.
   detail::serving_thread serving_;
 };
@@ -326,25 +412,6 @@ class parameter_server {
 // ---------------------------------------------------------------------------------------------
 // Implementation
 // ---------------------------------------------------------------------------------------------
-
-namespace detail {
-
-// The requests of one worker step, kept per thread so that a step allocates nothing once warm.
-template <class Request>
-std::vector<Request>& step_requests() {
-  thread_local std::vector<Request> requests;
-  return requests;
-}
-
-// A worker's report of its compute time for one step (negative: none), in the model's element type
-// so that it travels on a transport of that type; it must outlive the step's send.
-template <class T>
-T& step_report() {
-  thread_local T report;
-  return report;
-}
-
-}  // namespace detail
 
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
@@ -399,10 +466,17 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   }
   saved_residuals_.clear();
   collective::broadcast(t, as_span(model.parameters()), 0);
+  requests_.drop();
+  in_flight_ = false;
+  worker_buffers<value> own;
   if (worker_index(t) && compressed()) {
     sent_words_.assign(arena_, 0);
     received_words_.assign(arena_, 0);
+  } else if (worker_index(t) && pipelined()) {
+    own.pushed.resize(arena_);
+    own.pulled.resize(arena_);
   }
+  worker_buffers_ = std::move(own);
   const std::optional<std::size_t> served = served_shard(t);
   if (!served) return;
   const block mine = shard(*served);
@@ -430,8 +504,12 @@ template <class Consistency>
 template <class Transport>
 void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batches) {
   serving_.stop();  // a thread left behind by a failed part, if its caller trains again
-  // Worker w starts the epoch with batch w; the rest are handed out with the replies.
-  coordinator_.begin_epoch(batches, workers_);
+  requests_.drop();  // and the requests of its exchange
+  in_flight_ = false;
+  part_batches_ = batches;
+  // Worker w starts the epoch with batch w (and w + W, pipelined); the rest are handed out with
+  // the replies.
+  coordinator_.begin_epoch(batches, workers_, pipelined() ? 2 : 1);
   saved_residuals_.clear();  // the last checkpoint's, gathered on rank 0, are written by now
   step_end_.reset();
   if (!served_shard(t)) return;
@@ -444,26 +522,44 @@ template <class Transport, class Model, class Optimizer>
 step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer& optimizer) {
   using value = typename Optimizer::value_type;
   if (colocated_) start_serving(t, optimizer);
-  using request = decltype(t.isend(std::span<const value>(), 0, 0));
-  std::vector<request>& requests = detail::step_requests<request>();
-  // Pending requests must not outlive a step that throws: they would reach the thread's exit.
-  struct clear_on_exit {
-    std::vector<request>& pending;
-    ~clear_on_exit() { pending.clear(); }
-  } guard{requests};
   const auto started = std::chrono::steady_clock::now();
   const std::span<value> parameters = as_span(model.parameters());
-  const std::span<const value> gradients = as_span(model.gradients());
+  std::optional<std::size_t> next;
+  if (pipelined() && in_flight_) {
+    next = finish_exchange(t, parameters);  // the last step's, while this step's gradient was computed
+  } else if (pipelined() && hands_out_batches()) {
+    // The part's first step: the worker's second batch was handed out with its first.
+    const std::size_t second = static_cast<std::size_t>(t.rank()) + workers_;
+    if (second < part_batches_) next = second;
+  }
+  const std::size_t bytes = post_exchange(t, parameters, std::span<const value>(as_span(model.gradients())), started);
+  if (!pipelined()) next = finish_exchange(t, parameters);
+  step_end_ = std::chrono::steady_clock::now();
+  stats_.worker_wait_seconds += std::chrono::duration<double>(*step_end_ - started).count();
+  stats_.bytes_pushed += bytes;
+  stats_.bytes_pulled += bytes;
+  return step_outcome{bytes, hands_out_batches() ? next : std::nullopt};
+}
+
+template <class Consistency>
+template <class Transport, class T>
+std::size_t parameter_server<Consistency>::post_exchange(Transport& t, std::span<T> parameters,
+                                                         std::span<const T> gradients,
+                                                         std::chrono::steady_clock::time_point started) {
+  using request = decltype(t.isend(std::span<const T>(), 0, 0));
+  std::vector<request>& requests = requests_.template of<request>();
+  worker_buffers<T>& mine = worker_buffers_of<T>();
   // The compute time goes first: server 0 reads it when it answers the push after it.
   if (sampling_) {
-    value& report = detail::step_report<value>();
-    report = step_end_ ? std::chrono::duration<value>(started - *step_end_).count() : value{-1};
-    requests.push_back(t.isend(std::span<const value>(&report, 1), server_rank(0), compute_tag));
+    mine.report = step_end_ ? std::chrono::duration<T>(started - *step_end_).count() : T{-1};
+    requests.push_back(t.isend(std::span<const T>(&mine.report, 1), server_rank(0), compute_tag));
   }
   // Post every pull before any push, so a server's reply always finds its receive waiting.
   if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
   // One pull from and one push to each server, of the model's elements or of the codec's words.
-  auto exchange = [&](auto pulled, auto pushed) {
+  // Pipelined, the pull lands beside the model, which trains the next batch meanwhile, and the
+  // push goes from a copy, which the next backward pass cannot overwrite.
+  const auto post = [&](auto pulled, auto pushed) {
     for (std::size_t s = 0; s < servers_; ++s) {
       const block b = shard(s);
       requests.push_back(t.irecv(pulled.subspan(b.offset, b.size), server_rank(s), pull_tag));
@@ -472,35 +568,50 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
       const block b = shard(s);
       requests.push_back(t.isend(pushed.subspan(b.offset, b.size), server_rank(s), push_tag));
     }
-    try {
-      for (request& r : requests) r.wait();
-    } catch (...) {
-      // Co-located: a receive that failed because this rank's server failed (its alert) reports
-      // the server's failure, the cause.
-      if (colocated_ && serving_.failed()) serving_.join();
-      throw;
-    }
+    in_flight_ = true;
     return pushed.size_bytes();
   };
-  std::size_t bytes = 0;
-  if constexpr (std::is_same_v<value, float>) {
+  if constexpr (std::is_same_v<T, float>) {
     if (compressed()) {
       compression::with_codec(compression_,
                               [&]<class Codec>(Codec) { feedback_.encode<Codec>(gradients, sent_words_); });
-      bytes = exchange(std::span<std::uint16_t>(received_words_), std::span<const std::uint16_t>(sent_words_));
+      return post(std::span<std::uint16_t>(received_words_), std::span<const std::uint16_t>(sent_words_));
+    }
+  }
+  if (!pipelined()) return post(parameters, gradients);
+  std::copy(gradients.begin(), gradients.end(), mine.pushed.begin());
+  return post(std::span<T>(mine.pulled), std::span<const T>(mine.pushed));
+}
+
+template <class Consistency>
+template <class Transport, class T>
+std::optional<std::size_t> parameter_server<Consistency>::finish_exchange(Transport& t, std::span<T> parameters) {
+  using request = decltype(t.isend(std::span<const T>(), 0, 0));
+  std::vector<request>& requests = requests_.template of<request>();
+  in_flight_ = false;
+  try {
+    for (request& r : requests) r.wait();
+  } catch (...) {
+    requests.clear();
+    // Co-located: a receive that failed because this rank's server failed (its alert) reports the
+    // server's failure, the cause.
+    if (colocated_ && serving_.failed()) serving_.join();
+    throw;
+  }
+  requests.clear();
+  if constexpr (std::is_same_v<T, float>) {
+    if (compressed()) {
       compression::with_codec(compression_, [&]<class Codec>(Codec) {
         compression::decode<Codec>(std::span<const std::uint16_t>(received_words_), parameters);
       });
     }
   }
-  if (!compressed()) bytes = exchange(parameters, gradients);
-  step_end_ = std::chrono::steady_clock::now();
-  stats_.worker_wait_seconds += std::chrono::duration<double>(*step_end_ - started).count();
-  stats_.bytes_pushed += bytes;
-  stats_.bytes_pulled += bytes;
-  step_outcome outcome{bytes, std::nullopt};
-  if (hands_out_batches() && assignment_ >= 0) outcome.next_batch = static_cast<std::size_t>(assignment_);
-  return outcome;
+  if (pipelined() && !compressed()) {
+    const std::vector<T>& pulled = worker_buffers_of<T>().pulled;
+    std::copy(pulled.begin(), pulled.end(), parameters.begin());
+  }
+  if (!hands_out_batches() || assignment_ < 0) return std::nullopt;
+  return static_cast<std::size_t>(assignment_);
 }
 
 template <class Consistency>
@@ -667,6 +778,13 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
         arrived = 0;
         for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w, w > 0, replies);
       }
+    } else if (pipelined()) {
+      // Apply, then answer: the worker computes a gradient meanwhile, so the reply's wait for the
+      // optimizer costs it nothing, and the reply holds its own push.
+      optimizer.step(parameters, std::span<const value>(incoming));
+      ++stats_.updates;
+      waiting_[worker] = true;
+      release_waiting(t, parameters, replies);
     } else {
       // Answer first, then apply: the worker's pull does not wait for the optimizer, and its next
       // gradient is at most one update staler than it would be otherwise.
@@ -722,6 +840,11 @@ template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimizer& optimizer) {
   using value = typename Optimizer::value_type;
   if (colocated_) start_serving(t, optimizer);  // a worker without a batch this part serves all the same
+  const std::span<value> parameters = as_span(model.parameters());
+  if (in_flight_) {
+    // Server 0 hands nothing out once it has handed out nothing, so the batch is none.
+    [[maybe_unused]] const std::optional<std::size_t> none = finish_exchange(t, parameters);
+  }
   if (worker_index(t)) {
     // In the pushes' element type: the servers receive every message of that tag as one. A
     // co-located rank tells its own server last, posted: if that server failed, the join below
@@ -735,7 +858,6 @@ void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimi
       }
     }
   }
-  const std::span<value> parameters = as_span(model.parameters());
   if (colocated_) {
     const std::shared_ptr<void> done = post_empty<value>(t, t.rank(), push_tag);
     serving_.join();

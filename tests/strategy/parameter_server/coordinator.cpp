@@ -45,6 +45,24 @@ TEST_CASE("ps.coordinator.few_batches: fewer batches than workers leave nothing 
   CHECK(c.batches() == 0);
 }
 
+TEST_CASE("ps.coordinator.ahead: workers of a pipelined server start with two batches each") {
+  batch_coordinator c;
+  c.begin_epoch(10, 3, 2);  // worker w holds w and w + 3
+  CHECK(drain(c) == std::vector<std::size_t>{6, 7, 8, 9});
+  c.begin_epoch(5, 3, 2);  // worker 2's second batch would be 5: there is none
+  CHECK(c.next(1) == std::nullopt);
+  // The rule is first asked for the batch after the workers' second ones.
+  std::vector<std::size_t> asked;
+  c.stop_when({[&asked](const switchyard::trigger::progress& p) {
+    asked.push_back(p.batches);
+    return p.batches >= 5;
+  }});
+  c.begin_epoch(10, 2, 2);
+  CHECK(drain(c) == std::vector<std::size_t>{4});
+  CHECK(c.stopped_after() == std::optional<std::size_t>(5));
+  CHECK(asked == std::vector<std::size_t>{4, 5});
+}
+
 TEST_CASE("ps.coordinator.stop: the rule sees the batches handed out so far and stops the hand-out") {
   batch_coordinator c;
   std::vector<std::size_t> asked;

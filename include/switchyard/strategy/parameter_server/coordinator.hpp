@@ -39,11 +39,12 @@ namespace switchyard::strategy {
 /// @endcode
 class batch_coordinator {
  public:
-  /// A new epoch of `batches` batches among `workers` workers, who start with batches 0 to
-  /// `workers - 1`; forgets where the last epoch stopped.
-  void begin_epoch(std::size_t batches, std::size_t workers) {
+  /// A new epoch of `batches` batches among `workers` workers, who start with `ahead` batches
+  /// each: batches 0 to `workers - 1`, and with `ahead` = 2 also `workers` to `2 workers - 1`
+  /// (worker w holds w and w + workers); forgets where the last epoch stopped.
+  void begin_epoch(std::size_t batches, std::size_t workers, std::size_t ahead = 1) {
     batches_ = batches;
-    next_ = std::min(workers, batches);
+    next_ = std::min(workers * ahead, batches);
     stopped_after_.reset();
     requests_ = 0;
     timing_.assign(workers, worker_timing{});
