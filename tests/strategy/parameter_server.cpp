@@ -15,6 +15,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <span>
@@ -616,6 +617,72 @@ TEST_CASE("parameter_server.pipelined: every batch trained once and every rank e
     CHECK(r.statistics.max_staleness() <= 2);
   }
   CHECK(bounded.front().statistics.max_staleness() == 2);
+}
+
+namespace {
+
+// The quadrant examples, counting how often the trainer reads each one (on every rank thread).
+class counted_reads {
+ public:
+  explicit counted_reads(std::shared_ptr<const sy::data::dataset> data)
+      : data_(std::move(data)), reads_(data_->size()) {}
+  [[nodiscard]] std::size_t size() const { return data_->size(); }
+  [[nodiscard]] std::size_t rows() const { return data_->rows(); }
+  [[nodiscard]] std::size_t cols() const { return data_->cols(); }
+  [[nodiscard]] std::span<const std::uint8_t> image(std::size_t i) const {
+    reads_[i].fetch_add(1, std::memory_order_relaxed);
+    return data_->image(i);
+  }
+  [[nodiscard]] std::uint8_t label(std::size_t i) const { return data_->label(i); }
+  [[nodiscard]] std::vector<int> reads() const {
+    std::vector<int> each;
+    for (const auto& r : reads_) each.push_back(r.load());
+    return each;
+  }
+
+ private:
+  std::shared_ptr<const sy::data::dataset> data_;
+  mutable std::vector<std::atomic<int>> reads_;
+};
+
+// Trains `epochs` epochs of `examples` quadrant examples in batches of 8 over `ranks` in-process
+// ranks under `ps`; returns how often each example was read for training.
+template <class Strategy>
+std::vector<int> reads_per_example(int ranks, const Strategy& ps, std::size_t examples, std::size_t epochs) {
+  const auto data = std::make_shared<counted_reads>(fixtures::quadrants(examples, 7));
+  const auto test = fixtures::quadrants(40, 8);
+  sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options options;
+    options.epochs = epochs;
+    options.batch_size = 8;
+    sy::train::trainer trainer{model, optimizer, ps, options};
+    trainer.fit(t, data, *test);
+  });
+  return data->reads();
+}
+
+}  // namespace
+
+TEST_CASE("parameter_server.pipelined: every example is trained once per epoch, also when an epoch has fewer than "
+          "two batches per worker" * doctest::timeout(300)) {
+  const auto none = sy::compression::format::none;
+  // 480 examples: 60 batches; 40: 5 batches, fewer than the 8 that 4 workers start with.
+  for (const std::size_t examples : {480u, 40u}) {
+    CAPTURE(examples);
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+      CAPTURE(ranks);
+      if (examples < 8u * static_cast<std::size_t>(ranks)) continue;
+      const std::vector<int> twice(examples, 2);
+      CHECK(reads_per_example(ranks, sy::strategy::parameter_server<>(sy::strategy::colocated, {}, none, one_ahead),
+                              examples, 2) == twice);
+      if (ranks >= 2) {
+        CHECK(reads_per_example(ranks, sy::strategy::parameter_server<>(1, {}, none, one_ahead), examples, 2) ==
+              twice);
+      }
+    }
+  }
 }
 
 TEST_CASE("parameter_server.pipelined: bf16 pushes and pulls, and a worker that fails" * doctest::timeout(300)) {

@@ -167,6 +167,8 @@ sy::train::checkpoint<float> sample_checkpoint() {
   c.state.epochs.epochs.resize(3);
   c.state.epochs.epochs[2].stage = "ps>allreduce";
   c.state.epochs.epochs[2].test_accuracy = 0.75;
+  c.state.train_examples = 640;
+  c.state.batch_size = 16;
   c.strategy_progress = {1, 2, 3};
   return c;
 }
@@ -198,6 +200,8 @@ TEST_CASE("checkpoint.round_trip: every field comes back, from a file and from b
     CHECK(back.state.epochs.epochs[2].stage == "ps>allreduce");
     CHECK(back.state.epochs.epochs[2].test_accuracy == 0.75);
     CHECK(back.strategy_progress == c.strategy_progress);
+    CHECK(back.state.train_examples == 640);
+    CHECK(back.state.batch_size == 16);
   }
 }
 
@@ -450,6 +454,39 @@ TEST_CASE("checkpoint.refused: resume_from a state of the other subnormal settin
       doctest::Contains("the state to resume from was trained keeping subnormal floats, this run is set to flushing "
                         "subnormal floats to zero"),
       sy::usage_error);
+}
+
+TEST_CASE("checkpoint.refused: resume_from a state of another training set or batch size is refused when fit "
+          "starts, naming both") {
+  const auto data = fixtures::quadrants(32, 7);
+  sy::nn::mlp model{11, {8, 8, 1}, 4};
+  sy::optim::adam optimizer{model.parameters().size(), 0.01};
+  const auto refused = [&](std::uint64_t examples, std::uint64_t batch) {
+    sy::train::training_state<float> state;
+    state.epoch = 1;
+    state.seed = 1;  // trainer_options' default
+    state.parameters.assign(model.parameters().size(), 0.0F);
+    state.optimizer = optimizer.export_state();
+    state.train_examples = examples;
+    state.batch_size = batch;
+    sy::train::trainer_options options;
+    options.batch_size = 8;
+    options.epochs = 2;
+    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+    trainer.resume_from(state);
+    std::string what;
+    try {
+      sy::transport::run_inproc(1, [&](sy::transport::inproc& t) { trainer.fit(t, data, *data); });
+    } catch (const sy::usage_error& e) {
+      what = e.what();
+    }
+    return what;
+  };
+  CHECK(refused(64, 8).find("was trained on 64 training examples, this run has 32") != std::string::npos);
+  CHECK(refused(32, 16).find("was trained with batches of 16 per worker, this run has batches of 8") !=
+        std::string::npos);
+  CHECK(refused(32, 8).empty());  // the same: it resumes
+  CHECK(refused(0, 0).empty());   // a state made by hand records neither
 }
 
 TEST_CASE("checkpoint.fingerprint: a model's layers when it describes them; without, name and sizes") {

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -71,8 +72,9 @@ namespace detail {
 
 /// @brief The requests of a worker's exchange, of whatever type the transport's requests are,
 /// kept from the step that posts them to the one that waits for them; allocated once and reused.
-/// Dropping them cancels what is still pending (or waits for it: transport::request). A copy
-/// starts empty: each copy of a strategy gets its own.
+/// `in_flight()` says that an exchange is posted and not yet waited for. Dropping them destroys
+/// what is still pending, which cancels it (in process) or waits for it (MPI): see
+/// transport::request. A copy starts empty: each copy of a strategy gets its own.
 class exchange_requests {
  public:
   exchange_requests() = default;
@@ -81,6 +83,9 @@ class exchange_requests {
     drop();
     return *this;
   }
+
+  [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }
+  void set_in_flight(bool posted) noexcept { in_flight_ = posted; }
 
   template <class Request>
   [[nodiscard]] std::vector<Request>& of() {
@@ -94,11 +99,13 @@ class exchange_requests {
   void drop() noexcept {
     held_.reset();
     type_ = nullptr;
+    in_flight_ = false;
   }
 
  private:
   std::shared_ptr<void> held_;
   const std::type_info* type_ = nullptr;
+  bool in_flight_ = false;
 };
 
 }  // namespace detail
@@ -374,7 +381,6 @@ class parameter_server {
     return std::get<worker_buffers<T>>(worker_buffers_);
   }
   std::size_t part_batches_ = 0;  // the batches of this part of the epoch, all workers together
-  bool in_flight_ = false;        // worker: an exchange is posted and not yet waited for
   std::size_t workers_ = 0;
   std::size_t first_server_ = 0;  // the rank of server 0: the first after the workers, or 0 co-located
   std::size_t arena_ = 0;
@@ -403,10 +409,12 @@ class parameter_server {
   [[nodiscard]] server_buffers<T>& buffers() {
     return std::get<server_buffers<T>>(buffers_);
   }
-  // The exchange's requests, after the buffers they use: destroyed before them.
-  detail::exchange_requests requests_;
-  // Last: destroyed first, it stops the thread before the state the thread uses goes.
+  // Destroyed second, it stops the thread before the state the thread uses goes.
   detail::serving_thread serving_;
+  // Last: destroyed first, before the buffers its requests use and before the serving thread
+  // stops: under MPI destroying a pending request waits for it, and a pull waits for a reply from
+  // every server, this rank's among them.
+  detail::exchange_requests requests_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -419,7 +427,10 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   using value = typename Optimizer::value_type;
   static_assert(std::is_same_v<value, float> || std::is_same_v<value, double>,
                 "the parameter server serves float or double parameters (the optimizer's value_type)");
-  serving_.stop();  // a thread left behind by a failed run, if its caller trains again
+  // What a failed run left behind, if its caller trains again: its exchange's requests, then its
+  // serving thread (in this order, as in the destructor).
+  requests_.drop();
+  serving_.stop();
   const auto ranks = static_cast<std::size_t>(t.size());
   arena_ = as_span(model.parameters()).size();
   if (colocated_) servers_ = ranks;
@@ -467,7 +478,6 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   saved_residuals_.clear();
   collective::broadcast(t, as_span(model.parameters()), 0);
   requests_.drop();
-  in_flight_ = false;
   worker_buffers<value> own;
   if (worker_index(t) && compressed()) {
     sent_words_.assign(arena_, 0);
@@ -503,9 +513,9 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
 template <class Consistency>
 template <class Transport>
 void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batches) {
-  serving_.stop();  // a thread left behind by a failed part, if its caller trains again
-  requests_.drop();  // and the requests of its exchange
-  in_flight_ = false;
+  // What a failed part left behind, if its caller trains again, in the destructor's order.
+  requests_.drop();
+  serving_.stop();
   part_batches_ = batches;
   // Worker w starts the epoch with batch w (and w + W, pipelined); the rest are handed out with
   // the replies.
@@ -525,7 +535,7 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   const auto started = std::chrono::steady_clock::now();
   const std::span<value> parameters = as_span(model.parameters());
   std::optional<std::size_t> next;
-  if (pipelined() && in_flight_) {
+  if (pipelined() && requests_.in_flight()) {
     next = finish_exchange(t, parameters);  // the last step's, while this step's gradient was computed
   } else if (pipelined() && hands_out_batches()) {
     // The part's first step: the worker's second batch was handed out with its first.
@@ -548,6 +558,14 @@ std::size_t parameter_server<Consistency>::post_exchange(Transport& t, std::span
                                                          std::chrono::steady_clock::time_point started) {
   using request = decltype(t.isend(std::span<const T>(), 0, 0));
   std::vector<request>& requests = requests_.template of<request>();
+  // What was posted before a throw must not stay behind for a later step to wait for.
+  struct clear_on_throw {
+    std::vector<request>& posted;
+    int uncaught = std::uncaught_exceptions();
+    ~clear_on_throw() {
+      if (std::uncaught_exceptions() > uncaught) posted.clear();
+    }
+  } guard{requests};
   worker_buffers<T>& mine = worker_buffers_of<T>();
   // The compute time goes first: server 0 reads it when it answers the push after it.
   if (sampling_) {
@@ -568,7 +586,7 @@ std::size_t parameter_server<Consistency>::post_exchange(Transport& t, std::span
       const block b = shard(s);
       requests.push_back(t.isend(pushed.subspan(b.offset, b.size), server_rank(s), push_tag));
     }
-    in_flight_ = true;
+    requests_.set_in_flight(true);
     return pushed.size_bytes();
   };
   if constexpr (std::is_same_v<T, float>) {
@@ -588,7 +606,7 @@ template <class Transport, class T>
 std::optional<std::size_t> parameter_server<Consistency>::finish_exchange(Transport& t, std::span<T> parameters) {
   using request = decltype(t.isend(std::span<const T>(), 0, 0));
   std::vector<request>& requests = requests_.template of<request>();
-  in_flight_ = false;
+  requests_.set_in_flight(false);
   try {
     for (request& r : requests) r.wait();
   } catch (...) {
@@ -841,9 +859,11 @@ void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimi
   using value = typename Optimizer::value_type;
   if (colocated_) start_serving(t, optimizer);  // a worker without a batch this part serves all the same
   const std::span<value> parameters = as_span(model.parameters());
-  if (in_flight_) {
+  if (requests_.in_flight()) {
     // Server 0 hands nothing out once it has handed out nothing, so the batch is none.
+    const auto started = std::chrono::steady_clock::now();
     [[maybe_unused]] const std::optional<std::size_t> none = finish_exchange(t, parameters);
+    stats_.worker_wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
   if (worker_index(t)) {
     // In the pushes' element type: the servers receive every message of that tag as one. A

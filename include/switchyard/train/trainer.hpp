@@ -227,9 +227,9 @@ class trainer {
   nn::evaluation evaluate(Transport& t, const TestData& test);
   void print(const epoch_record& e) const;
   // Restores a resumed state into the model, the optimizer and `result`; returns the first epoch.
-  std::size_t restore(history& result);
+  std::size_t restore(history& result, std::size_t train_examples);
   template <transport::transport Transport>
-  void take_checkpoint(Transport& t, const history& result, std::size_t epoch);
+  void take_checkpoint(Transport& t, const history& result, std::size_t epoch, std::size_t train_examples);
   void check_step(double loss, std::size_t epoch, std::size_t step, int rank) const;
 
   Model& model_;
@@ -270,7 +270,7 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<T
   history result;
   // A resumed run's clock goes on from the checkpoint's, so records and time triggers continue.
   const double earlier_seconds = resumed_ ? resumed_->wall_seconds : 0.0;
-  const std::size_t first_epoch = restore(result);
+  const std::size_t first_epoch = restore(result, static_cast<std::size_t>(train->size()));
   strategy::traits::setup(strategy_, t, model_, optimizer_);
   data::basic_batch_loader<train_data> loader(std::shared_ptr<const train_data>(std::move(train)),
                                              options_.batch_size);
@@ -289,7 +289,7 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<T
     strategy::traits::after_epoch(strategy_, t, model_, optimizer_, record);
     // After the switch decision, so that a checkpoint holds the stage the next epoch trains in.
     if (options_.checkpoint_every > 0 && (epoch % options_.checkpoint_every == 0 || epoch == options_.epochs)) {
-      take_checkpoint(t, result, epoch);
+      take_checkpoint(t, result, epoch, static_cast<std::size_t>(loader.data().size()));
     }
   }
   strategy::traits::finish(strategy_, t, model_, optimizer_);
@@ -396,7 +396,7 @@ epoch_record trainer<Model, Optimizer, Strategy>::agree(Transport& t, std::size_
 }
 
 template <class Model, class Optimizer, class Strategy>
-std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result) {
+std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result, std::size_t train_examples) {
   if (!resumed_) return 1;
   training_state<parameter_type> state = std::move(*resumed_);
   resumed_.reset();
@@ -409,6 +409,17 @@ std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result) {
   if (state.seed != options_.seed) {
     detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained with data seed ",
                                            state.seed, ", this run has seed ", options_.seed));
+  }
+  // The data order of every epoch follows from the seed, the training set's size and the batch size.
+  if (state.train_examples != 0 && state.train_examples != train_examples) {
+    detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained on ", state.train_examples,
+                                           " training examples, this run has ", train_examples,
+                                           "; resume with the same training set"));
+  }
+  if (state.batch_size != 0 && state.batch_size != options_.batch_size) {
+    detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained with batches of ",
+                                           state.batch_size, " per worker, this run has batches of ",
+                                           options_.batch_size, " (trainer_options::batch_size)"));
   }
   if (state.flush_subnormals != options_.flush_subnormals) {
     detail::raise<usage_error>(detail::str("trainer: the state to resume from was trained ",
@@ -427,7 +438,8 @@ std::size_t trainer<Model, Optimizer, Strategy>::restore(history& result) {
 
 template <class Model, class Optimizer, class Strategy>
 template <transport::transport Transport>
-void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const history& result, std::size_t epoch) {
+void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const history& result, std::size_t epoch,
+                                                          std::size_t train_examples) {
   // Collective: a parameter server's servers hold the optimizer state in shards, and its workers
   // their error-feedback residuals, which the strategy's progress saves on rank 0.
   strategy::traits::prepare_checkpoint(strategy_, t);
@@ -443,6 +455,8 @@ void trainer<Model, Optimizer, Strategy>::take_checkpoint(Transport& t, const hi
   state.epoch = epoch;
   state.seed = options_.seed;
   state.flush_subnormals = options_.flush_subnormals;
+  state.train_examples = train_examples;
+  state.batch_size = options_.batch_size;
   state.wall_seconds = result.last().wall_seconds;
   state.parameters.assign(parameters.begin(), parameters.end());
   if constexpr (requires { optimizer_.export_adjustments(); }) state.adjustments = optimizer_.export_adjustments();

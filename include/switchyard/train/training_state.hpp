@@ -42,6 +42,10 @@ struct training_state {
   optim::optimizer_state<T> optimizer;
   optim::rate_adjustments adjustments;  ///< defaults when the optimizer has none
   history epochs;                  ///< the records of epochs 1 .. epoch
+  /// The training set's size and `trainer_options::batch_size`: with `seed`, the data order of
+  /// every epoch. 0: not recorded (a state made by hand), and then not checked on resume.
+  std::uint64_t train_examples = 0;
+  std::uint64_t batch_size = 0;
 };
 
 template <class Archive, class T>
@@ -54,6 +58,8 @@ void serialize(Archive& archive, training_state<T>& s, const unsigned int /*vers
   archive & s.optimizer;
   archive & s.adjustments;
   archive & s.epochs;
+  archive & s.train_examples;
+  archive & s.batch_size;
 }
 
 }  // namespace switchyard::train

@@ -15,7 +15,8 @@
 namespace switchyard::strategy {
 
 /// @brief The hand-out of an epoch's batches to a parameter server's workers, first come, first
-/// served: worker w starts the epoch with batch w, and each reply to a worker carries `next()`.
+/// served: worker w starts the epoch with batch w (and w + W when its exchanges are pipelined), and
+/// each reply to a worker carries `next()`.
 ///
 /// A rule (`stop_when`) can stop the hand-out inside an epoch: before batch n is handed out,
 /// `rule.fire` is asked with the n batches handed out so far in this epoch, and once it holds no

@@ -44,8 +44,9 @@ template <class T = float>
 struct checkpoint {
   /// The format this build writes and the only one it reads (version 2 added the strategy
   /// signature and the model's layout, version 3 the subnormal flush setting, version 4 the
-  /// epochs' time breakdown, version 5 an `alternate`'s switches inside epochs and their reasons).
-  static constexpr std::uint32_t format_version = 5;
+  /// epochs' time breakdown, version 5 an `alternate`'s switches inside epochs and their reasons,
+  /// version 6 the training set's size and the batch size).
+  static constexpr std::uint32_t format_version = 6;
 
   model_fingerprint model;
   std::string strategy;
