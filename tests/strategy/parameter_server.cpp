@@ -685,6 +685,33 @@ TEST_CASE("parameter_server.pipelined: every example is trained once per epoch, 
   }
 }
 
+TEST_CASE("parameter_server.pipelined: a co-located server that throws while its workers' pulls are on the wire "
+          "ends every rank with its exception, promptly" * doctest::timeout(120)) {
+  const auto data = fixtures::quadrants(480, 7);
+  for (int failing : {0, 2}) {
+    CAPTURE(failing);
+    const auto started = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH_AS(sy::transport::run_inproc(4,
+                                                   [&](sy::transport::inproc& t) {
+                                                     sy::nn::mlp model{1, {8, 8, 1}, 4};
+                                                     failing_sgd optimizer{model.parameters().size(),
+                                                                           t.rank() == failing};
+                                                     sy::train::trainer_options options;
+                                                     options.batch_size = 8;
+                                                     options.epochs = 3;
+                                                     sy::train::trainer trainer{
+                                                         model, optimizer,
+                                                         sy::strategy::parameter_server<>(
+                                                             sy::strategy::colocated, {},
+                                                             sy::compression::format::none, one_ahead),
+                                                         options};
+                                                     trainer.fit(t, data, *data);
+                                                   }),
+                         "the server's update failed", std::runtime_error);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  }
+}
+
 TEST_CASE("parameter_server.pipelined: bf16 pushes and pulls, and a worker that fails" * doctest::timeout(300)) {
   const auto runs = train(3, sy::strategy::parameter_server<>(sy::strategy::colocated, {},
                                                               sy::compression::format::bf16, one_ahead), 8, 3);

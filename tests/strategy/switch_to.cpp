@@ -358,6 +358,10 @@ TEST_CASE("switch_to.pipelined: pipelined co-located servers then all-reduce, an
   check_within(train_within<ps_within>(3), 90, "ps", "allreduce", 30 + 28);
   using ar_within = observed_within<strategy::switch_to<ar, pipelined_ps, trigger::after_steps<90>>>;
   check_within(train_within<ar_within>(3), 92, "allreduce", "ps", 32 + 28);
+  // A trigger 2 batches into epoch 2 is first asked once the 4 workers hold their 8 starting
+  // batches: the switch comes after 60 + 8, and all-reduce trains the other 52.
+  using early = observed_within<strategy::switch_to<pipelined_ps, ar, trigger::after_steps<62>>>;
+  check_within(train_within<early>(3), 68, "ps", "allreduce", 8 + 52);
 }
 
 // Fires between steps only, never on an epoch record.
