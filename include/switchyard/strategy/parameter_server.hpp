@@ -796,20 +796,19 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
         arrived = 0;
         for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w, w > 0, replies);
       }
-    } else if (pipelined()) {
-      // Apply, then answer: the worker computes a gradient meanwhile, so the reply's wait for the
-      // optimizer costs it nothing, and the reply holds its own push.
-      optimizer.step(parameters, std::span<const value>(incoming));
-      ++stats_.updates;
-      waiting_[worker] = true;
-      release_waiting(t, parameters, replies);
     } else {
-      // Answer first, then apply: the worker's pull does not wait for the optimizer, and its next
-      // gradient is at most one update staler than it would be otherwise.
+      // A pipelined worker computes a gradient while its exchange is on the wire, so its reply's
+      // wait for the optimizer costs it nothing: apply, then answer, and the reply holds its own
+      // push. Otherwise answer first, then apply: the worker's pull does not wait for the
+      // optimizer, and its next gradient is at most one update staler than it would be otherwise.
+      const auto apply = [&] {
+        optimizer.step(parameters, std::span<const value>(incoming));
+        ++stats_.updates;
+      };
+      if (pipelined()) apply();
       waiting_[worker] = true;
       release_waiting(t, parameters, replies);
-      optimizer.step(parameters, std::span<const value>(incoming));
-      ++stats_.updates;
+      if (!pipelined()) apply();
     }
     stats_.server_busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy).count();
   }

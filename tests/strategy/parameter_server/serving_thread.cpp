@@ -72,13 +72,18 @@ TEST_CASE("serving_thread: a loop that throws alerts the worker, which sees fail
   serving_thread serving;
   auto kept = std::make_shared<int>(5);
   std::weak_ptr<int> alive = kept;
+  std::atomic<bool> failed_before_alert{false};
   serving.start([] { throw std::runtime_error("the server's update failed"); }, unexpected,
                 [&, kept = std::move(kept)] {
+                  failed_before_alert = serving.failed();
                   worker.post();
                   return std::shared_ptr<void>(kept);  // what keeps the alert's message alive
                 });
   worker.wait();  // released by the alert, as a failed receive releases the rank's worker
-  while (!serving.failed()) std::this_thread::yield();
+  // The worker woken by the alert finds the failure at once: it must not report its own failed
+  // receive instead of the cause.
+  CHECK(failed_before_alert);
+  CHECK(serving.failed());
   CHECK_FALSE(alive.expired());  // held until the join
   CHECK_THROWS_WITH_AS(serving.join(), "the server's update failed", std::runtime_error);
   CHECK(alive.expired());

@@ -17,9 +17,9 @@ namespace switchyard::strategy::detail {
 /// mode (flushing of subnormals, rounding), and ends it when either side fails.
 ///
 /// `join` returns once the loop returned by itself (every worker said it finished) and rethrows
-/// what the loop threw. When the loop throws, the thread calls the `alert` given to `start`, which
-/// must release the rank's worker from its waits for this server (a message the worker cannot
-/// accept), and sets `failed()`; the worker then joins and reports the server's failure. `stop`,
+/// what the loop threw. When the loop throws, the thread sets `failed()`, then calls the `alert`
+/// given to `start`, which must release the rank's worker from its waits for this server (a message
+/// the worker cannot accept); the worker then joins and reports the server's failure. `stop`,
 /// also called by the destructor, is the path for the worker's own failure: it sets `stopping()`,
 /// calls `interrupt`, which must release the loop from its wait for the next message (a message
 /// to itself), joins, and drops the loop's failure: the rank's own is the one to report. `alert`
@@ -47,6 +47,8 @@ class serving_thread {
         serve();
       } catch (...) {
         failure_ = std::current_exception();
+        // Marked before the alert goes out: the worker it wakes must find the failure to report.
+        failed_.store(true, std::memory_order_release);
         if (!stopping()) {
           try {
             alerted_ = alert();
@@ -54,7 +56,6 @@ class serving_thread {
             // The transport failed: the worker's waits fail with it.
           }
         }
-        failed_.store(true, std::memory_order_release);
       }
     });
   }
