@@ -34,13 +34,13 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
   auto out = fmt::output_file(c.summary);
   out.print(
       "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"servers\": {}, "
-      "\"compress\": \"{}\", \"ps_compress\": \"{}\", \"ps_pipeline\": {}, \"exchange\": \"{}\", \"bucket_kb\": {}, \"buckets\": {}, "
+      "\"compress\": \"{}\", \"ps_compress\": \"{}\", \"ps_pipeline\": {}, \"switch_rescale\": \"{}\", \"exchange\": \"{}\", \"bucket_kb\": {}, \"buckets\": {}, "
       "\"straggler\": \"{}\", \"train_examples\": {}, \"epochs\": {}, \"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, "
       "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
       "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"switches\": [{}]}}\n",
       strategy, c.model, c.optimizer, ranks, servers, c.compress, c.ps_compress, c.ps_pipeline,
-      c.exchange, c.bucket_kb, r.buckets, c.straggler, train_examples,
+      c.switch_rescale, c.exchange, c.bucket_kb, r.buckets, c.straggler, train_examples,
       h.epochs.size(), c.batch,
       h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
       trained.samples_per_second(), r.max_staleness, r.mean_staleness,

@@ -267,8 +267,9 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->capture_default_str();
   app.add_option("--switch-rescale", c.switch_rescale,
                  "Switches: batch: learning rate x B2/B1 and Adam's second moment x B1/B2 for the change of the batch "
-                 "an update averages (B1 before, B2 after); none: neither")
-      ->check(CLI::IsMember({"batch", "none"}))
+                 "an update averages (B1 before, B2 after); sqrt: the same with the learning rate x sqrt(B2/B1); "
+                 "none: neither")
+      ->check(CLI::IsMember({"batch", "sqrt", "none"}))
       ->capture_default_str();
   app.add_option("--switch-warmup", c.switch_warmup,
                  "Switches: optimizer steps over which the learning rate ramps up again after the switch")

@@ -199,7 +199,8 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   options.warmup_steps = c.switch_warmup;
   options.second_moment_scale = c.switch_variance;
   options.learning_rate_scale = c.switch_lr_scale;
-  options.rescale_for_batch = c.switch_rescale == "batch";
+  options.rescale_for_batch = c.switch_rescale != "none";
+  if (c.switch_rescale == "sqrt") options.learning_rate_rule = sy::strategy::switch_options::batch_rule::square_root;
   if (c.strategy == "adaptive") {
     const sy::trigger::straggler_detected detect{
         .ratio = c.straggler_ratio,

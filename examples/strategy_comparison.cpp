@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
         const auto& [label, result] = results[k];
         const sy::train::history& h = result.history;
         out.print("  {{\"strategy\": \"{}\", \"model\": \"{}\", \"transport\": \"{}\", \"ranks\": {}, "
-                  "\"train_examples\": {}, \"epochs\": {}, \"compress\": \"{}\", \"ps_compress\": \"{}\", \"ps_pipeline\": {}, \"exchange\": \"{}\", "
+                  "\"train_examples\": {}, \"epochs\": {}, \"compress\": \"{}\", \"ps_compress\": \"{}\", \"ps_pipeline\": {}, \"switch_rescale\": \"{}\", \"exchange\": \"{}\", "
                   "\"bucket_kb\": {}, \"buckets\": {}, \"straggler\": \"{}\", "
                   "\"slow\": {}, \"slow_during\": {}, "
                   "\"test_accuracy\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, "
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
                   "\"max_staleness\": {:.0f}, \"mean_staleness\": {:.3f}, \"worker_wait_seconds\": {:.3f}, "
                   "\"bytes_sent\": {}, \"switches\": [{}]}}{}\n",
                   label, c.model, world.under_mpi() ? "mpi" : "inproc", world.size(), data.train->size(), h.epochs.size(), c.compress,
-                  c.ps_compress, c.ps_pipeline, c.exchange, c.bucket_kb, result.buckets, c.straggler,
+                  c.ps_compress, c.ps_pipeline, c.switch_rescale, c.exchange, c.bucket_kb, result.buckets, c.straggler,
                   slow_hosts_json(slow), slow_window_json(window), h.last().test_accuracy, h.last().wall_seconds,
                   totals(h).samples_per_second(), time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)),
                   breakdown_json(totals(h)),

@@ -3,7 +3,8 @@
 checks that the run left all-reduce for the parameter server after its first epoch (window and
 dwell of 1) and stayed there, that the switch is printed and listed in the summary with its
 straggler ratio, and that the epoch log names each epoch's stage and carries the switch, with its
-reason, on the line after the epoch it followed.
+reason, on the line after the epoch it followed. The switch rescales the learning rate by the
+square-root rule, which the summary records.
 
     adaptive.py FASHION_MNIST
 """
@@ -19,7 +20,7 @@ binary = sys.argv[1]
 with tempfile.TemporaryDirectory() as work:
     summary, log = os.path.join(work, "run.json"), os.path.join(work, "epochs.csv")
     out = subprocess.run([binary, "--strategy", "adaptive", "--straggler", "2:4.0", "--ranks", "4", "--epochs", "3",
-                          "--batch", "100", "--straggler-window", "1", "--straggler-dwell", "1", "--quiet",
+                          "--batch", "100", "--straggler-window", "1", "--straggler-dwell", "1", "--switch-rescale", "sqrt", "--quiet",
                           "--summary", summary, "--log", log],
                          check=True, capture_output=True, text=True).stdout
     print(out)
@@ -27,6 +28,7 @@ with tempfile.TemporaryDirectory() as work:
     assert len(printed) == 1 and printed[0][:2] == ("1", "ps") and float(printed[0][2]) > 2.0, printed
     record = json.load(open(summary))
     assert record["strategy"] == "allreduce<>ps", record
+    assert record["switch_rescale"] == "sqrt", record
     assert len(record["switches"]) == 1 and record["switches"][0].startswith("after epoch 1 to ps:"), record
     assert record["test_accuracy"] > 0.7, record
     rows = list(csv.DictReader(open(log)))

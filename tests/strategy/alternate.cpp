@@ -1,6 +1,7 @@
 #include <switchyard/strategy/alternate.hpp>
 
 #include <switchyard/nn/mlp.hpp>
+#include <switchyard/optim/adam.hpp>
 #include <switchyard/optim/sgd.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
@@ -20,6 +21,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sy = switchyard;
@@ -163,6 +165,39 @@ TEST_CASE("alternate.triggers: each stage starts with a fresh copy of its trigge
   });
   for (const auto& stages : runs) {
     CHECK(stages == std::vector<std::string>{"allreduce", "ps", "ps", "allreduce", "ps", "ps"});
+  }
+}
+
+TEST_CASE("alternate.rescale_for_batch: the learning rate goes with the batch to the server and back again, under "
+          "either rule") {
+  // 4 ranks, one of them the server's: all-reduce's update averages 4 batches, the server's one.
+  using rule = strategy::switch_options::batch_rule;
+  using toggling = strategy::alternate<ar, ps, trigger::after_epochs<1>, trigger::after_epochs<1>>;
+  const auto data = fixtures::quadrants(480, 7);
+  for (const auto& [learning_rate_rule, rate_factor] : {std::pair{rule::linear, 0.25}, std::pair{rule::square_root, 0.5}}) {
+    strategy::switch_options switching;
+    switching.rescale_for_batch = true;
+    switching.learning_rate_rule = learning_rate_rule;
+    const toggling prototype{{}, ps{1}, {}, {}, switching};
+    // Ending in the server's stage (3 epochs: switches after 1, 2 and 3) and in all-reduce's (4).
+    for (std::size_t epochs : {3u, 4u}) {
+      const auto rates = sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
+        sy::nn::mlp model{11, {8, 8, 1}, 4};
+        sy::optim::adam optimizer{model.parameters().size(), 0.01};
+        sy::train::trainer_options options;
+        options.epochs = epochs;
+        options.batch_size = 8;
+        sy::train::trainer trainer{model, optimizer, prototype, options};
+        trainer.fit(t, data, *data);
+        CHECK(trainer.strategy().switches().size() == epochs);
+        return optimizer.learning_rate();
+      });
+      const double expected = epochs % 2 == 1 ? 0.01 * rate_factor : 0.01;
+      for (double rate : rates) {
+        INFO("epochs ", epochs, ", the rate's factor ", rate_factor);
+        CHECK(rate == doctest::Approx(expected).epsilon(1e-12));
+      }
+    }
   }
 }
 

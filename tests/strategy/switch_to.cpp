@@ -433,7 +433,11 @@ TEST_CASE("switch_to.name: a stage whose name() returns a temporary std::string"
   for (const run& r : runs) CHECK(r.stages == std::vector<std::string>{long_name, "ps"});
 }
 
-TEST_CASE("switch_to.options.rescale_for_batch: all-reduce over 4 ranks to an async server scales by 1/4") {
+namespace {
+
+// Switches all-reduce over 4 ranks to an asynchronous server with `rescale_for_batch` under
+// `learning_rate_rule`, and checks the rate's factor and the second moment's (4, times 0.5).
+void check_rescale_for_batch(strategy::switch_options::batch_rule learning_rate_rule, double rate_factor) {
   sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
     struct arenas {
       std::vector<float> p = std::vector<float>(3, 1.0f), g = std::vector<float>{0.5f, -1.0f, 2.0f};
@@ -443,6 +447,7 @@ TEST_CASE("switch_to.options.rescale_for_batch: all-reduce over 4 ranks to an as
     sy::optim::adam optimizer{3, 0.1};
     strategy::switch_options options;
     options.rescale_for_batch = true;
+    options.learning_rate_rule = learning_rate_rule;
     options.second_moment_scale = 0.5;  // composes with the batch's factor
     strategy::switch_to sw{ar{}, ps{1}, trigger::after_epochs{1}, options};
     sw.setup(t, model, optimizer);
@@ -459,9 +464,24 @@ TEST_CASE("switch_to.options.rescale_for_batch: all-reduce over 4 ranks to an as
         CHECK(after.slots[0][i] == before.slots[0][i]);
         CHECK(after.slots[1][i] == doctest::Approx(before.slots[1][i] * 4.0 * 0.5));
       }
-      CHECK(optimizer.learning_rate() == doctest::Approx(0.1 / 4.0));
+      INFO("the rate's factor ", rate_factor);
+      CHECK(optimizer.learning_rate() == doctest::Approx(0.1 * rate_factor));
     }
   });
+}
+
+}  // namespace
+
+TEST_CASE("switch_to.options.rescale_for_batch: all-reduce over 4 ranks to an async server scales the rate by 1/4, "
+          "or by 1/2 under the square-root rule, and the second moment by 4") {
+  using rule = strategy::switch_options::batch_rule;
+  for (const auto& [learning_rate_rule, rate_factor] : {std::pair{rule::linear, 0.25}, std::pair{rule::square_root, 0.5}}) {
+    check_rescale_for_batch(learning_rate_rule, rate_factor);
+  }
+}
+
+TEST_CASE("switch_to.options.rescale_for_batch: the default rule is the linear one") {
+  CHECK(strategy::switch_options{}.learning_rate_rule == strategy::switch_options::batch_rule::linear);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -51,9 +52,15 @@ struct switch_options {
   double second_moment_scale = 1.0;
   /// Adapts to the change of the batch one update averages, from B1 batches under the first stage
   /// to B2 under the second (`batches_per_update` of each; all-reduce: one per rank, an
-  /// asynchronous parameter server: one): the learning rate times B2 / B1 (the linear scaling
-  /// rule), the second moment times B1 / B2; on top of the two factors above.
+  /// asynchronous parameter server: one): the learning rate by `learning_rate_rule`, the second
+  /// moment times B1 / B2; on top of the two factors above.
   bool rescale_for_batch = false;
+  /// How `rescale_for_batch` moves the learning rate with the batch.
+  enum class batch_rule {
+    linear,      ///< times B2 / B1: the linear scaling rule, SGD's (Goyal et al., 2017)
+    square_root  ///< times sqrt(B2 / B1): the square-root rule, Adam's (Malladi et al., 2022)
+  };
+  batch_rule learning_rate_rule = batch_rule::linear;
 };
 
 namespace detail {
@@ -77,7 +84,9 @@ void apply_switch_options(Optimizer& o, const switch_options& options, double ba
     }
     o.import_state(std::move(state));
   }
-  if (options.learning_rate_scale * batch_ratio != 1.0) o.scale_learning_rate(options.learning_rate_scale * batch_ratio);
+  const double rate_factor =
+      options.learning_rate_rule == switch_options::batch_rule::square_root ? std::sqrt(batch_ratio) : batch_ratio;
+  if (options.learning_rate_scale * rate_factor != 1.0) o.scale_learning_rate(options.learning_rate_scale * rate_factor);
   if (options.warmup_steps > 0) o.rewarm(options.warmup_steps);
 }
 
