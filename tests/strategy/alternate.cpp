@@ -174,10 +174,11 @@ TEST_CASE("alternate.rescale_for_batch: the learning rate goes with the batch to
   using rule = strategy::switch_options::batch_rule;
   using toggling = strategy::alternate<ar, ps, trigger::after_epochs<1>, trigger::after_epochs<1>>;
   const auto data = fixtures::quadrants(480, 7);
-  for (const auto& [learning_rate_rule, rate_factor] : {std::pair{rule::linear, 0.25}, std::pair{rule::square_root, 0.5}}) {
+  for (const auto& rule_and_factor : {std::pair{rule::linear, 0.25}, std::pair{rule::square_root, 0.5}}) {
+    const double rate_factor = rule_and_factor.second;
     strategy::switch_options switching;
     switching.rescale_for_batch = true;
-    switching.learning_rate_rule = learning_rate_rule;
+    switching.learning_rate_rule = rule_and_factor.first;
     const toggling prototype{{}, ps{1}, {}, {}, switching};
     // Ending in the server's stage (3 epochs: switches after 1, 2 and 3) and in all-reduce's (4).
     for (std::size_t epochs : {3u, 4u}) {
