@@ -315,6 +315,15 @@ TEST_CASE("alternate.sampled.colocated: the same with co-located servers, rank 0
   check_sampled(ps{strategy::colocated});
 }
 
+TEST_CASE("alternate.sampled.pipelined: the same with pipelined workers, whose compute reports ride on their "
+          "posted exchanges" * doctest::timeout(240)) {
+  for (const ps& server : {ps{1, {}, sy::compression::format::none, strategy::pipelining::one_ahead},
+                           ps{strategy::colocated, {}, sy::compression::format::none, strategy::pipelining::one_ahead}}) {
+    CAPTURE(server.colocated());
+    check_sampled(server);
+  }
+}
+
 TEST_CASE("alternate.sampled_min_wait: all-reduce is left only when the straggler costs it that share of a step" *
           doctest::timeout(240)) {
   // Rank 2 lags 5x from its 11th pass to the end: the others wait for it about 24 of every 30 ms
