@@ -303,11 +303,16 @@ class parameter_server {
   }
 
   // The replies a server has posted, one slot per worker, of the model's elements or of the
-  // codec's words (the two requests may be of different types).
-  template <class ValueRequest, class WordsRequest>
+  // codec's words, and server 0's hand-outs (the requests may be of different types).
+  template <class ValueRequest, class WordsRequest, class AssignRequest>
   struct posted_replies {
+    std::vector<std::int64_t> handed_out;  // server 0: each worker's last hand-out
     std::vector<ValueRequest> values;
     std::vector<WordsRequest> words;
+    // Posted, not sent: a worker that failed with its receive of it posted (a pipelined worker
+    // throws between steps) cancels that receive, and a blocking send would hold the thread past
+    // `serving_thread::stop`.
+    std::vector<AssignRequest> assignments;
   };
   // Posts `shard_parameters` to `worker` as its pull, from that worker's own copy of them (or of
   // their words under compression): the server takes the next push while the reply is on the
@@ -670,8 +675,11 @@ void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, s
       if (reported >= 0) compute = static_cast<double>(reported);
     }
     const std::optional<std::size_t> next = coordinator_.next(worker, compute);
-    const std::int64_t assignment = next ? static_cast<std::int64_t>(*next) : -1;
-    t.send(std::span<const std::int64_t>(&assignment, 1), static_cast<int>(worker), assign_tag);
+    // The worker received its last hand-out before it pushed again: the wait returns at once.
+    replies.assignments[worker].wait();
+    std::int64_t& assignment = replies.handed_out[worker];
+    assignment = next ? static_cast<std::int64_t>(*next) : -1;
+    replies.assignments[worker] = t.isend(std::span<const std::int64_t>(&assignment, 1), destination, assign_tag);
   }
 }
 
@@ -749,12 +757,17 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
   std::vector<value>& incoming = buffers<value>().incoming;
   std::vector<std::vector<value>>& pending = buffers<value>().pending;
   posted_replies<decltype(t.isend(std::span<const value>(), 0, 0)),
-                 decltype(t.isend(std::span<const std::uint16_t>(), 0, 0))>
+                 decltype(t.isend(std::span<const std::uint16_t>(), 0, 0)),
+                 decltype(t.isend(std::span<const std::int64_t>(), 0, 0))>
       replies;
   if (compressed()) {
     replies.words.resize(workers_);
   } else {
     replies.values.resize(workers_);
+  }
+  if (hands_out_batches() && t.rank() == server_rank(0)) {
+    replies.handed_out.resize(workers_);
+    replies.assignments.resize(workers_);
   }
   std::size_t finished = 0;
   std::size_t arrived = 0;  // sync: pushes of the current step
@@ -815,6 +828,7 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
   // Every worker received its last reply before it said it was done.
   for (auto& r : replies.values) r.wait();
   for (auto& r : replies.words) r.wait();
+  for (auto& r : replies.assignments) r.wait();
   stats_.server_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
