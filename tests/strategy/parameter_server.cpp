@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -727,6 +728,61 @@ TEST_CASE("parameter_server.pipelined: bf16 pushes and pulls, and a worker that 
         failing);
   }
   check_failure_ends_every_rank(sy::strategy::parameter_server<>(1, {}, sy::compression::format::none, one_ahead), 1);
+}
+
+namespace {
+
+// An in-process handle that holds each blocking receive from its own rank for a while before it
+// starts, and says when one began: a co-located server 0's receive of its own worker's compute
+// report, the one blocking receive of a step, which it calls after taking the worker's push. The
+// worker can fail meanwhile.
+struct holds_own_report : sy::transport::inproc {
+  holds_own_report(const sy::transport::inproc& t, std::shared_ptr<std::atomic<bool>> holding)
+      : sy::transport::inproc(t), holding_(std::move(holding)) {}
+  template <class T>
+  void recv(std::span<T> data, int source, int tag) {
+    if (source == rank()) {
+      holding_->store(true, std::memory_order_release);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    sy::transport::inproc::recv(data, source, tag);
+  }
+  [[nodiscard]] holds_own_report split(int color, int key) {
+    return holds_own_report(sy::transport::inproc::split(color, key), holding_);
+  }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> holding_;
+};
+
+}  // namespace
+
+TEST_CASE("parameter_server.pipelined: a sampling server 0 whose own worker fails after its push was taken, and "
+          "before its compute report was, ends promptly" * doctest::timeout(60)) {
+  sy::transport::inproc_options options;
+  options.timeout = std::chrono::seconds(10);  // what a wait for the cancelled report would end in
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(sy::transport::run_inproc(
+                           1,
+                           [](sy::transport::inproc& t) {
+                             const auto holding = std::make_shared<std::atomic<bool>>(false);
+                             holds_own_report held(t, holding);
+                             sy::nn::mlp model{11, {8, 8, 1}, 4};
+                             sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+                             sy::strategy::parameter_server<> ps(sy::strategy::colocated, {},
+                                                                 sy::compression::format::none, one_ahead);
+                             ps.setup(held, model, optimizer);
+                             ps.stop_when({[](const sy::trigger::progress&) { return false; }, 1});
+                             ps.begin_epoch(held, 10);
+                             // Posts the report, the pulls and the push, and returns while they are on the wire.
+                             [[maybe_unused]] const auto outcome = ps.step(held, model, optimizer);
+                             while (!holding->load(std::memory_order_acquire)) std::this_thread::yield();
+                             // The next batch's compute fails: unwinding cancels the report and stops the thread.
+                             throw std::runtime_error("the worker failed");
+                           },
+                           options),
+                       "the worker failed", std::runtime_error);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
 }
 
 TEST_CASE("parameter_server.colocated: a model smaller than the rank count is refused") {

@@ -729,14 +729,22 @@ void parameter_server<Consistency>::start_serving(Transport& t, Optimizer& optim
   if (serving_.running()) return;
   using value = typename Optimizer::value_type;
   // The thread's own copies of the handle: the worker's may be gone when a failing rank stops it.
-  // Interrupt: an empty push to itself, which its wait for the next push takes. Alert: an empty
+  // Interrupt: an empty push to itself, which its wait for the next push takes; on server 0 with
+  // sampling also an empty compute report, which fails its wait for its own worker's report if
+  // the worker cancelled that report after the server took the push beside it. Alert: an empty
   // pull and an empty hand-out to its own worker, whose receives of them then fail.
   serving_.start(
       [this, peer = t, &optimizer]() mutable {
         serve_shard(peer, std::span<value>(buffers<value>().shard), optimizer);
       },
-      [this, peer = t]() mutable {
-        return post_empty<value>(control_handle(peer), peer.rank(), push_tag);
+      [this, peer = t]() mutable -> std::shared_ptr<void> {
+        auto& control = control_handle(peer);
+        auto push = post_empty<value>(control, peer.rank(), push_tag);
+        if (!sampling_ || peer.rank() != server_rank(0)) return push;
+        auto report = std::make_shared<decltype(control.isend(std::span<const value>(), 0, 0))>(
+            control.isend(std::span<const value>(), peer.rank(), compute_tag));
+        return std::make_shared<std::array<std::shared_ptr<void>, 2>>(
+            std::array<std::shared_ptr<void>, 2>{push, report});
       },
       [this, peer = t]() mutable -> std::shared_ptr<void> {
         auto& control = control_handle(peer);
