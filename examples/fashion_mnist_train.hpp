@@ -74,6 +74,13 @@ std::vector<std::string> describe_switches(const Strategy& strategy) {
                                           : fmt::format("after epoch {}", s.after_epoch);
       lines.push_back(fmt::format("{} to {}: {}", when, s.to, s.reason));
     }
+  } else if constexpr (requires { strategy.switched_after_batches(); }) {
+    // A switch_to: its one switch, then those of a switch nested as its second stage.
+    if (const std::optional<std::uint64_t> batches = strategy.switched_after_batches()) {
+      lines.push_back(fmt::format("to {} after {} batches under {}", strategy.second().name(), *batches,
+                                  strategy.first().name()));
+      for (std::string& nested : describe_switches(strategy.second())) lines.push_back(std::move(nested));
+    }
   }
   return lines;
 }

@@ -11,6 +11,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -63,6 +64,16 @@ with tempfile.TemporaryDirectory() as work:
         assert (r["server_busy_fraction"] > 0) == asynchronous, r
         # Workers in step with each other lead the slowest by nothing: the staleness may be 0.
         assert r["max_staleness"] >= r["mean_staleness"] >= 0 and (asynchronous or r["max_staleness"] == 0), r
+    # Each switch_to names its one switch: the stage it entered and the batches the first trained.
+    steps = 100 if args.mpiexec else 250
+    for r in records:
+        stages = r["strategy"].split(">")
+        if len(stages) == 1:
+            assert r["switches"] == [], r
+            continue
+        assert len(r["switches"]) == 1, r
+        switched = re.fullmatch(rf"to {stages[1]} after (\d+) batches under {stages[0]}", r["switches"][0])
+        assert switched and steps <= int(switched[1]) < steps + args.ranks, r
     rows = list(csv.DictReader(open(runs_csv)))
     stages = {(row["strategy"], int(row["epoch"])): row["stage"] for row in rows}
     assert len(rows) == 4 * epochs, rows
