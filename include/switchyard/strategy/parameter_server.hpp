@@ -342,13 +342,18 @@ class parameter_server {
   template <class Transport, class Optimizer>
   void start_serving(Transport& t, Optimizer& optimizer);
   // Posts an empty message to `rank` with `tag` in the element type of pushes and pulls: a
-  // worker's "done" on the push tag, or a co-located server's interrupt or alert (below). Returns
-  // the request, kept alive by the pointer.
+  // worker's "done" on the push tag, or a co-located server's interrupt or alert (below), whose
+  // receive fails on its size (or element type). Returns the request, kept alive by the pointer.
   template <class Value, class Transport>
   std::shared_ptr<void> post_empty(Transport& t, int rank, int tag) const {
     const auto keep = [](auto request) { return std::make_shared<decltype(request)>(std::move(request)); };
     if (compressed()) return keep(t.isend(std::span<const std::uint16_t>(), rank, tag));
     return keep(t.isend(std::span<const Value>(), rank, tag));
+  }
+  // Two posted messages kept alive by one pointer.
+  static std::shared_ptr<void> kept_together(std::shared_ptr<void> first, std::shared_ptr<void> second) {
+    using pair = std::array<std::shared_ptr<void>, 2>;
+    return std::make_shared<pair>(pair{std::move(first), std::move(second)});
   }
   // What a co-located server's control messages go through: a `faulty` transport's inner handle
   // (anything with `inner()`), so that a rank its plan has killed can still end its own thread.
@@ -741,17 +746,13 @@ void parameter_server<Consistency>::start_serving(Transport& t, Optimizer& optim
         auto& control = control_handle(peer);
         auto push = post_empty<value>(control, peer.rank(), push_tag);
         if (!sampling_ || peer.rank() != server_rank(0)) return push;
-        auto report = std::make_shared<decltype(control.isend(std::span<const value>(), 0, 0))>(
-            control.isend(std::span<const value>(), peer.rank(), compute_tag));
-        return std::make_shared<std::array<std::shared_ptr<void>, 2>>(
-            std::array<std::shared_ptr<void>, 2>{push, report});
+        return kept_together(std::move(push), post_empty<value>(control, peer.rank(), compute_tag));
       },
       [this, peer = t]() mutable -> std::shared_ptr<void> {
         auto& control = control_handle(peer);
         auto pull = post_empty<value>(control, peer.rank(), pull_tag);
         if (!hands_out_batches() || peer.rank() != server_rank(0)) return pull;
-        return std::make_shared<std::array<std::shared_ptr<void>, 2>>(
-            std::array<std::shared_ptr<void>, 2>{pull, post_empty<value>(control, peer.rank(), assign_tag)});
+        return kept_together(std::move(pull), post_empty<value>(control, peer.rank(), assign_tag));
       });
 }
 
