@@ -339,7 +339,7 @@ TEST_CASE("mpi.train.alternate.sampled: a straggler seen every few steps sends e
       sy::trigger::stragglers_gone{.ratio = 1.5, .window = 3, .dwell = 3, .every = 3}};
   const auto data = fixtures::quadrants(480, 7);
   using std::chrono::milliseconds;
-  fixtures::paced_mlp model{milliseconds(6)};
+  fixtures::paced_mlp model{milliseconds(6), fixtures::pacing::at_least};
   sy::optim::sgd optimizer{model.parameters().size(), 0.05};
   sy::train::trainer_options options;
   options.epochs = 6;

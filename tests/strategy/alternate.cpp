@@ -56,7 +56,7 @@ std::vector<outcome> train_paced(const Policy& prototype, std::size_t epochs, co
   return sy::transport::run_inproc(
       4,
       [&](sy::transport::inproc& t) {
-        fixtures::paced_mlp model{normal};
+        fixtures::paced_mlp model{normal, fixtures::pacing::at_least};
         sy::optim::sgd optimizer{model.parameters().size(), 0.05};
         sy::train::trainer_options options;
         options.epochs = epochs;
@@ -252,22 +252,25 @@ TEST_CASE("alternate.within_epoch: step triggers switch inside epochs, both ways
 
 namespace {
 
-// Rank 2 computes 60 ms a pass during its passes [slow_from, slow_to) and 12 ms otherwise (long
-// against the pass itself and the scheduler's noise, on a loaded machine too); checked collectives.
+// Rank 2's passes last 120 ms during its passes [slow_from, slow_to), every other pass 12 ms (at
+// least, compute included); checked collectives. 10x, because what a sample times also holds the
+// work between two passes: under AddressSanitizer at -O0, with 4 rank threads on 2 cores, that
+// added 8 to 20 ms to every worker's figure, and at 12 against 60 ms a sample's ratio fell to 2.3
+// (one CI run saw no switch at all).
 template <class Policy>
 std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs, std::size_t slow_from,
                                     std::size_t slow_to) {
   using std::chrono::milliseconds;
   return train_paced(
       prototype, epochs, [=](std::size_t, std::size_t passes) { return passes >= slow_from && passes < slow_to; },
-      milliseconds(12), milliseconds(60), true);
+      milliseconds(12), milliseconds(120), true);
 }
 
 }  // namespace
 
 namespace {
 
-// Samples every 3 steps, windows and dwells of 3 samples; rank 2 lags 5x from its 11th pass (in
+// Samples every 3 steps, windows and dwells of 3 samples; rank 2 lags 10x from its 11th pass (in
 // epoch 1, of 15 steps under all-reduce) to its 32nd. The switch to the server comes three
 // samples after the lag starts (early in epoch 2), and the one back a few after it ends,
 // each inside an epoch (or at its end), on every rank after the same batch and with the same
@@ -326,9 +329,9 @@ TEST_CASE("alternate.sampled.pipelined: the same with pipelined workers, whose c
 
 TEST_CASE("alternate.sampled_min_wait: all-reduce is left only when the straggler costs it that share of a step" *
           doctest::timeout(240)) {
-  // Rank 2 lags 5x from its 11th pass to the end: the others wait for it about 48 of every 60 ms
-  // or so, some 75% of each step (the samples measure the whole step, so a min_wait above that
-  // share would keep all-reduce, as it should where communication dominates).
+  // Rank 2 lags 10x from its 11th pass to the end: the others wait for it about 108 of every 120 ms
+  // or so, some 75 to 90% of each step (the samples measure the whole step, so a min_wait above
+  // that share would keep all-reduce, as it should where communication dominates).
   const auto with_min_wait = [](double share) {
     return adaptive{ar{}, ps{1},
                     trigger::straggler_detected{.ratio = 2.5, .window = 3, .dwell = 3, .every = 3, .min_wait = share},
@@ -361,7 +364,7 @@ TEST_CASE("alternate.sampled_busy_server: a straggler behind a slow server is st
   const auto data = fixtures::quadrants(240, 7);
   const auto runs = sy::transport::run_inproc(4, [&](sy::transport::inproc& t) {
     sy::transport::faulty f(t, {.slow_rank = 3, .slow_delay = 10ms});
-    fixtures::paced_mlp model{t.rank() == 2 ? 30ms : 6ms};
+    fixtures::paced_mlp model{t.rank() == 2 ? 30ms : 6ms, fixtures::pacing::at_least};
     sy::optim::sgd optimizer{model.parameters().size(), 0.05};
     sy::train::trainer_options options;
     options.epochs = 1;

@@ -638,7 +638,8 @@ std::vector<std::vector<std::string>> paced_stages(Switch prototype, bool stragg
     using std::chrono::milliseconds;
     // 10 ms a pass on every rank, 50 ms on the straggler: long against the scheduler's noise on a
     // loaded machine, and against the pass and the exchange under ThreadSanitizer.
-    fixtures::paced_mlp model{straggler && t.rank() == 2 ? milliseconds(50) : milliseconds(10)};
+    fixtures::paced_mlp model{straggler && t.rank() == 2 ? milliseconds(50) : milliseconds(10),
+                              fixtures::pacing::at_least};
     sy::optim::sgd optimizer{model.parameters().size(), 0.05};
     sy::train::trainer_options options;
     options.epochs = epochs;
