@@ -38,13 +38,14 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
       "\"straggler\": \"{}\", \"train_examples\": {}, \"epochs\": {}, \"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, "
       "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
       "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
-      "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"switches\": [{}]}}\n",
+      "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"dropped_share\": {:.4f}, "
+      "\"switches\": [{}]}}\n",
       strategy, c.model, c.optimizer, ranks, servers, c.compress, c.ps_compress, c.ps_pipeline,
       c.switch_rescale, c.exchange, c.bucket_kb, r.buckets, c.straggler, train_examples,
       h.epochs.size(), c.batch,
       h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
       trained.samples_per_second(), r.max_staleness, r.mean_staleness,
-      r.server_busy_fraction, r.worker_wait_seconds, quoted_list(r.switches));
+      r.server_busy_fraction, r.worker_wait_seconds, r.dropped_share, quoted_list(r.switches));
 }
 
 }  // namespace
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
       if (c.strategy != "allreduce") {
         fmt::print("staleness: max {:.0f}, mean {:.2f} steps; server busy {:.0f}% of its time\n", result.max_staleness,
                    result.mean_staleness, 100.0 * result.server_busy_fraction);
+        if (result.dropped_share > 0) fmt::print("late pushes dropped: {:.1f}%\n", 100.0 * result.dropped_share);
       }
       for (const std::string& s : result.switches) fmt::print("switch {}\n", s);
       if (!c.summary.empty()) write_summary(c, world.size(), data.train->size(), result);

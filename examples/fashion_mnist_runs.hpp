@@ -151,6 +151,7 @@ struct run_result {
   double mean_staleness = 0;
   double server_busy_fraction = 0;
   double worker_wait_seconds = 0;
+  double dropped_share = 0;  // --consistency backups:B: the share of pushes the servers dropped
   std::vector<std::string> switches = {};  // --strategy adaptive: each switch, with its reason
   std::size_t buckets = 0;  // the all-reduce stage's last step: buckets reduced (0: the whole arena at once)
 };
@@ -239,14 +240,18 @@ inline void add_training_options(CLI::App& app, config& c) {
         return "expected a number of server ranks from 1 to 255 or colocated, got '" + v + "'";
       })
       ->capture_default_str();
-  app.add_option("--consistency", c.consistency, "Parameter-server consistency: async, sync or bounded:K")
+  app.add_option("--consistency", c.consistency,
+                 "Parameter-server consistency: async, sync, bounded:K (no worker more than K steps ahead "
+                 "of the slowest) or backups:B (synchronous rounds that drop the B slowest workers' pushes)")
       ->check([](const std::string& v) {
         if (v == "async" || v == "sync") return std::string();
-        if (v.rfind("bounded:", 0) == 0 && v.size() > 8 &&
-            v.find_first_not_of("0123456789", 8) == std::string::npos) {
-          return std::string();
+        for (const std::string_view model : {"bounded:", "backups:"}) {
+          if (v.starts_with(model) && v.size() > model.size() &&
+              v.find_first_not_of("0123456789", model.size()) == std::string::npos) {
+            return std::string();
+          }
         }
-        return "expected async, sync or bounded:K with K a whole number, got '" + v + "'";
+        return "expected async, sync, bounded:K or backups:B with K or B a whole number, got '" + v + "'";
       })
       ->capture_default_str();
   app.add_option("--straggler", c.straggler,

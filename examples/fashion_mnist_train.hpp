@@ -94,9 +94,13 @@ run_result summarize(Transport& t, const Strategy& strategy, sy::train::history 
   if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
     const sy::strategy::ps_statistics& s = *found;
     double weighted = 0;
-    for (std::size_t k = 0; k < s.staleness.size(); ++k) weighted += static_cast<double>(k * s.staleness[k]);
-    std::array<double, 5> sums{weighted, static_cast<double>(s.updates), s.server_busy_seconds, s.server_seconds,
-                               s.worker_wait_seconds};
+    double taken = 0;  // pushes applied
+    for (std::size_t k = 0; k < s.staleness.size(); ++k) {
+      weighted += static_cast<double>(k * s.staleness[k]);
+      taken += static_cast<double>(s.staleness[k]);
+    }
+    std::array<double, 7> sums{weighted, static_cast<double>(s.updates), s.server_busy_seconds, s.server_seconds,
+                               s.worker_wait_seconds, taken, static_cast<double>(s.dropped)};
     sy::collective::allreduce(t, sums, sy::ops::sum{});
     std::array<double, 1> worst{static_cast<double>(s.max_staleness())};
     sy::collective::allreduce(t, worst, sy::ops::max{});
@@ -104,6 +108,7 @@ run_result summarize(Transport& t, const Strategy& strategy, sy::train::history 
     result.mean_staleness = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
     result.server_busy_fraction = sums[3] > 0 ? sums[2] / sums[3] : 0.0;
     result.worker_wait_seconds = sums[4];
+    result.dropped_share = sums[6] > 0 ? sums[6] / (sums[5] + sums[6]) : 0.0;
   }
   return result;
 }
@@ -188,8 +193,9 @@ auto with_parameter_server(const config& c, Use use) {
   };
   if (c.consistency == "async") return use(make(consistency::async{}));
   if (c.consistency == "sync") return use(make(consistency::sync{}));
-  const std::size_t bound = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
-  return use(make(consistency::bounded{bound}));
+  const std::size_t count = std::stoul(c.consistency.substr(std::string_view("bounded:").size()));
+  if (c.consistency.starts_with("backups:")) return use(make(consistency::backups{count}));
+  return use(make(consistency::bounded{count}));
 }
 
 template <class Transport, class Model>

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
                   "\"slow\": {}, \"slow_during\": {}, "
                   "\"test_accuracy\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_samples_per_second\": {:.1f}, "
                   "\"time_to_accuracy\": {}, \"seconds_per_worker\": {}, \"server_busy_fraction\": {:.4f}, "
-                  "\"max_staleness\": {:.0f}, \"mean_staleness\": {:.3f}, \"worker_wait_seconds\": {:.3f}, "
+                  "\"max_staleness\": {:.0f}, \"mean_staleness\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"dropped_share\": {:.4f}, "
                   "\"bytes_sent\": {}, \"switches\": [{}]}}{}\n",
                   label, c.model, world.under_mpi() ? "mpi" : "inproc", world.size(), data.train->size(), h.epochs.size(), c.compress,
                   c.ps_compress, c.ps_pipeline, c.switch_rescale, c.exchange, c.bucket_kb, result.buckets, c.straggler,
@@ -177,6 +177,7 @@ int main(int argc, char** argv) {
                   totals(h).samples_per_second(), time_to_accuracy_json(thresholds, time_to_accuracy(h, thresholds)),
                   breakdown_json(totals(h)),
                   result.server_busy_fraction, result.max_staleness, result.mean_staleness, result.worker_wait_seconds,
+                  result.dropped_share,
                   totals(h).bytes_sent, quoted_list(result.switches),
                   k + 1 < results.size() ? "," : "");
       }

@@ -107,6 +107,17 @@ TEST_CASE("mpi.train.parameter_server.async_and_bounded: every process ends with
   }
 }
 
+TEST_CASE("mpi.train.parameter_server.backups: rounds that drop a straggler's late pushes, co-located and on server "
+          "ranks; every server closes the same rounds (the last hand-over refuses shards that stepped unequally)") {
+  sy::transport::mpi t;
+  const sy::strategy::consistency::backups<1> one{};
+  check_identical_everywhere(t, train(t, 8, sy::strategy::parameter_server(sy::strategy::colocated, one)));
+  if (t.size() >= 3) {
+    const std::size_t servers = t.size() >= 4 ? 2 : 1;
+    check_identical_everywhere(t, train(t, 8, sy::strategy::parameter_server(servers, one)));
+  }
+}
+
 TEST_CASE("mpi.train.parameter_server.compression: bf16 and fp16 pushes and pulls, synchronous within the codec's "
           "rounding of the float run, every process with the servers' model") {
   sy::transport::mpi t;

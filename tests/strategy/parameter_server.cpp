@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -143,6 +144,87 @@ TEST_CASE("parameter_server.bounded: with a slow worker no gradient is staler th
     for (std::uint64_t c : server.statistics.staleness) counted += c;
     CHECK(counted == server.statistics.updates);
   }
+}
+
+namespace {
+
+// What every backup-worker run must show: every rank ends with the servers' model, no server
+// applied a stale gradient, and every server closed the same rounds (else the trainer's last
+// hand-over, which assembles the optimizer state from the shards, would have refused them).
+// `colocated`: every rank serves (and `outcome::served`, which says a rank only serves, is false).
+void check_backups(const std::vector<outcome>& runs, std::size_t workers, std::size_t backups, bool colocated) {
+  const std::size_t quorum = backups >= workers ? 1 : workers - backups;
+  std::optional<std::uint64_t> updates;
+  for (const outcome& r : runs) {
+    CHECK(r.parameters == runs.front().parameters);
+    CHECK(r.history.last().test_accuracy > 0.85);
+    if (!r.served && !colocated) continue;
+    const sy::strategy::ps_statistics& s = r.statistics;
+    CHECK(s.max_staleness() == 0);
+    std::uint64_t accepted = 0;
+    for (std::uint64_t c : s.staleness) accepted += c;
+    // Each update averages the quorum's pushes, or fewer at a part's end, when fewer workers are
+    // left; and the other pushes were dropped.
+    CHECK(accepted <= quorum * s.updates);
+    CHECK(accepted >= s.updates);
+    CHECK(s.updates > 0);
+    if (!updates) updates = s.updates;
+    CHECK(s.updates == *updates);
+  }
+  // The schedule counts W - B batches per update.
+  REQUIRE(updates);
+  CHECK(runs.front().schedule_clock == quorum * *updates);
+}
+
+}  // namespace
+
+TEST_CASE("parameter_server.backups: with a straggler, each update averages the first W - B gradients of its round "
+          "and drops the straggler's late ones, on every layout (1x3, 2x3, 3x4; 2, 3, 4 co-located)" *
+          doctest::timeout(300)) {
+  for (const auto& layout : {std::pair{1, 3}, std::pair{2, 3}, std::pair{3, 4}}) {
+    const int servers = layout.first;
+    const int workers = layout.second;
+    CAPTURE(servers);
+    CAPTURE(workers);
+    const auto runs = train(servers + workers, sy::strategy::parameter_server(servers, consistency::backups{1}), 8, 2,
+                            {0, 0.02});
+    check_backups(runs, static_cast<std::size_t>(workers), 1, false);
+    std::uint64_t dropped = 0;
+    for (const outcome& r : runs) dropped += r.statistics.dropped;
+    CHECK(dropped > 0);  // the straggler's gradients come a round late
+  }
+  for (int ranks = 2; ranks <= 4; ++ranks) {
+    CAPTURE(ranks);
+    const auto runs = train(ranks, sy::strategy::parameter_server(sy::strategy::colocated, consistency::backups{1}), 8,
+                            2, {ranks - 1, 0.02});
+    check_backups(runs, static_cast<std::size_t>(ranks), 1, true);
+    std::uint64_t dropped = 0;
+    for (const outcome& r : runs) dropped += r.statistics.dropped;
+    CHECK(dropped > 0);
+  }
+}
+
+TEST_CASE("parameter_server.backups: without a straggler, and with as many backups as workers (one push a round); "
+          "under bf16 compression" * doctest::timeout(300)) {
+  check_backups(train(3, sy::strategy::parameter_server(sy::strategy::colocated, consistency::backups{1},
+                                                        sy::compression::format::bf16),
+                      8, 2, {2, 0.02}),
+                3, 1, true);
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    CAPTURE(ranks);
+    check_backups(train(ranks, sy::strategy::parameter_server(sy::strategy::colocated, consistency::backups<1>{}), 8, 2),
+                  static_cast<std::size_t>(ranks), 1, true);
+    check_backups(train(ranks + 1, sy::strategy::parameter_server(1, consistency::backups{9}), 8, 2),
+                  static_cast<std::size_t>(ranks), 9, false);
+  }
+}
+
+TEST_CASE("parameter_server.backups: refused with pipelined workers, whose every push is one exchange old") {
+  CHECK_THROWS_WITH_AS(train(2, sy::strategy::parameter_server(1, consistency::backups{1}, sy::compression::format::none,
+                                                               sy::strategy::pipelining::one_ahead),
+                             8, 1),
+                       doctest::Contains("backup workers drop every gradient computed on parameters older"),
+                       sy::usage_error);
 }
 
 namespace {
@@ -748,11 +830,26 @@ struct holds_own_report : sy::transport::inproc {
     sy::transport::inproc::recv(data, source, tag);
   }
   [[nodiscard]] holds_own_report split(int color, int key) {
-    return holds_own_report(sy::transport::inproc::split(color, key), holding_);
+    return holds_own_report(sy::transport::inproc::split(color, key), holding_, fail_push_to_);
+  }
+  // Its posts of pushes to rank `to` fail, once the rank's own server holds a receive open.
+  holds_own_report(const sy::transport::inproc& t, std::shared_ptr<std::atomic<bool>> holding, int to)
+      : holds_own_report(t, std::move(holding)) {
+    fail_push_to_ = to;
+  }
+  template <class T>
+  auto isend(std::span<const T> data, int destination, int tag) {
+    if (destination == fail_push_to_ && tag == push_tag) {
+      while (!holding_->load(std::memory_order_acquire)) std::this_thread::yield();
+      throw std::runtime_error("the worker failed");
+    }
+    return sy::transport::inproc::isend(data, destination, tag);
   }
 
  private:
+  static constexpr int push_tag = 31000;  // the parameter server's
   std::shared_ptr<std::atomic<bool>> holding_;
+  int fail_push_to_ = -1;
 };
 
 }  // namespace
@@ -779,6 +876,33 @@ TEST_CASE("parameter_server.pipelined: a sampling server 0 whose own worker fail
                              while (!holding->load(std::memory_order_acquire)) std::this_thread::yield();
                              // The next batch's compute fails: unwinding cancels the report and stops the thread.
                              throw std::runtime_error("the worker failed");
+                           },
+                           options),
+                       "the worker failed", std::runtime_error);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+}
+
+TEST_CASE("parameter_server.backups: a co-located server whose own worker fails after its push was taken, and "
+          "before its round was, ends promptly" * doctest::timeout(60)) {
+  // Rank 0's worker posts its rounds and its pushes to servers 0 and 1; the post to server 1
+  // fails once rank 0's serving thread has taken the push and holds its receive of the round open.
+  sy::transport::inproc_options options;
+  options.timeout = std::chrono::seconds(10);  // what a wait for the cancelled round would end in
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = [](auto& t) {
+    sy::nn::mlp model{11, {8, 8, 1}, 4};
+    sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+    sy::strategy::parameter_server ps(sy::strategy::colocated, consistency::backups{1});
+    ps.setup(t, model, optimizer);
+    ps.begin_epoch(t, 10);
+    [[maybe_unused]] const auto outcome = ps.step(t, model, optimizer);
+  };
+  CHECK_THROWS_WITH_AS(sy::transport::run_inproc(
+                           2,
+                           [&](sy::transport::inproc& t) {
+                             if (t.rank() != 0) return run(t);
+                             holds_own_report held(t, std::make_shared<std::atomic<bool>>(false), 1);
+                             run(held);
                            },
                            options),
                        "the worker failed", std::runtime_error);

@@ -146,6 +146,9 @@ class parameter_server {
                 "the parameter server's Consistency must be copyable and provide max_lead() const, returning "
                 "how many steps a worker may lead the slowest one (consistency::unbounded: any): see "
                 "strategy/parameter_server.hpp");
+  static_assert(!(consistency::is_synchronous<Consistency> && consistency::has_backups<Consistency>),
+                "a Consistency is either synchronous (every worker's gradient in every update) or keeps backup "
+                "workers (backup_workers(): the first W - B fresh gradients), not both");
 
  public:
   /// `servers` ranks serve; it must leave at least one worker and be at most the arena's length.
@@ -187,9 +190,11 @@ class parameter_server {
     return colocated_ ? ranks : ranks - std::min(servers_, ranks);
   }
 
-  /// The batches one server update trains: one per worker when synchronous, else one.
+  /// The batches one server update trains: one per worker when synchronous, W - B with B backup
+  /// workers (at least one), else one.
   template <class Transport>
   [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
+    if constexpr (consistency::has_backups<Consistency>) return quorum(worker_count(t));
     return consistency::is_synchronous<Consistency> ? worker_count(t) : 1;
   }
 
@@ -203,8 +208,8 @@ class parameter_server {
   template <class Transport, class Model, class Optimizer>
   void setup(Transport& t, Model& model, Optimizer& optimizer);
 
-  /// Asynchronous and bounded servers hand out the epoch's batches first come, first served
-  /// (server 0 decides), so a fast worker trains more of them than a slow one; synchronous
+  /// Asynchronous, bounded and backup-worker servers hand out the epoch's batches first come, first
+  /// served (server 0 decides), so a fast worker trains more of them than a slow one; synchronous
   /// servers need one gradient per worker per step, so workers keep their static shards.
   [[nodiscard]] bool hands_out_batches() const noexcept { return !consistency::is_synchronous<Consistency>; }
 
@@ -220,11 +225,12 @@ class parameter_server {
   /// When the rule samples, each worker also sends server 0 its compute time per step (from the
   /// end of its last step to the start of this one) beside each push, and `batch_coordinator` makes
   /// the samples of them. What a `switch_to` or an `alternate` with a step trigger installs, on
-  /// every rank (asynchronous and bounded consistency only).
-  /// @throws usage_error for a rule that samples under a consistency that holds replies back
-  /// (bounded staleness): every worker's replies would then come at the slowest one's pace.
+  /// every rank (every consistency that hands out batches: all but `sync`).
+  /// @throws usage_error for a rule that samples under a consistency that holds replies back for
+  /// the slowest worker (bounded staleness): every worker's replies would then come at its pace.
   void stop_when(stop_rule rule) {
-    if (rule.sample_every != 0 && hands_out_batches() && consistency_.max_lead() != consistency::unbounded) {
+    if (rule.sample_every != 0 && hands_out_batches() && !consistency::has_backups<Consistency> &&
+        consistency_.max_lead() != consistency::unbounded) {
       switchyard::detail::raise<usage_error>(
           "parameter_server: a sampling trigger (every > 0) needs asynchronous consistency: under bounded "
           "staleness the replies wait for the slowest worker, so every worker's requests come at its pace");
@@ -284,6 +290,7 @@ class parameter_server {
   static constexpr int assign_tag = 31002;
   static constexpr int compute_tag = 31003;  // a worker's compute time per step, to server 0
   static constexpr int residual_tag = 31004;  // a worker's error-feedback residual, to rank 0
+  static constexpr int round_tag = 31005;     // backup workers: the round of a worker's push
   [[nodiscard]] block shard(std::size_t s) const { return block_of(arena_, servers_, s); }
   [[nodiscard]] int server_rank(std::size_t s) const { return static_cast<int>(first_server_ + s); }
   // The shard this rank serves, if it serves one.
@@ -292,6 +299,15 @@ class parameter_server {
     const auto rank = static_cast<std::size_t>(t.rank());
     if (rank < first_server_ || rank - first_server_ >= servers_) return std::nullopt;
     return rank - first_server_;
+  }
+  // Backup workers: how many fresh gradients of `workers` an update averages, at least one.
+  [[nodiscard]] std::size_t quorum(std::size_t workers) const {
+    if constexpr (consistency::has_backups<Consistency>) {
+      const auto backup = static_cast<std::size_t>(consistency_.backup_workers());
+      return backup >= workers ? 1 : workers - backup;
+    } else {
+      return workers;
+    }
   }
   // The clock of the slowest worker still training this epoch.
   [[nodiscard]] std::uint64_t slowest() const {
@@ -306,7 +322,7 @@ class parameter_server {
   // codec's words, and server 0's hand-outs (the requests may be of different types).
   template <class ValueRequest, class WordsRequest, class AssignRequest>
   struct posted_replies {
-    std::vector<std::int64_t> handed_out;  // server 0: each worker's last hand-out
+    std::vector<std::array<std::int64_t, 2>> handed_out;  // server 0: each worker's last hand-out
     std::vector<ValueRequest> values;
     std::vector<WordsRequest> words;
     // Posted, not sent: a worker that failed with its receive of it posted (a pipelined worker
@@ -396,18 +412,27 @@ class parameter_server {
   std::size_t arena_ = 0;
   ps_statistics stats_;
   batch_coordinator coordinator_;         // server 0: which batch to hand out next
-  std::int64_t assignment_ = -1;          // worker: the batch server 0 handed out with its reply
+  // Worker: what server 0 handed out with its reply, the batch (-1: none) and server 0's round.
+  std::array<std::int64_t, 2> handed_{-1, 0};
+  // Worker, backup workers: the round its next push belongs to, which it tells every server.
+  std::int64_t round_ = 0;
   bool sampling_ = false;                 // the stop rule samples: workers report their compute times
   std::optional<std::chrono::steady_clock::time_point> step_end_;  // worker: the end of its last step this part
   // Server state, sized once in setup.
   std::vector<std::uint64_t> completed_;  // pushes applied per worker this epoch
   std::vector<bool> active_;              // workers that have not finished this epoch
   std::vector<bool> waiting_;             // workers whose reply is held back
+  // Synchronous and backup workers: the workers whose gradient of this step the server holds.
+  std::vector<bool> accepted_;
+  // Backup workers: the server's round (its updates this part), and the round of each worker's
+  // push held for a later round (0: none; a held round is always above the current one).
+  std::uint64_t server_round_ = 0;
+  std::vector<std::uint64_t> held_;
   // A server's buffers, of the model's element type, and its words under compression.
   template <class T>
   struct server_buffers {
     std::vector<T> incoming;               // one push
-    std::vector<std::vector<T>> pending;   // synchronous: this step's gradient of each worker
+    std::vector<std::vector<T>> pending;   // synchronous, backups: this step's gradient of each worker
     std::vector<T> shard;                  // co-located: the served parameters, apart from the worker's
     std::vector<std::vector<T>> outgoing;                    // each worker's last reply
     std::vector<std::vector<std::uint16_t>> outgoing_words;  // the same, under compression
@@ -469,6 +494,11 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
         "parameter_server on rank ", t.rank(), ": ", compression::name(compression_),
         " compression encodes float parameters; this model's are ", sizeof(value) * 8, "-bit"));
   }
+  if (consistency::has_backups<Consistency> && pipelined()) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str(
+        "parameter_server on rank ", t.rank(), ": backup workers drop every gradient computed on parameters older "
+        "than the server's, and a pipelined worker's every gradient is one exchange older: use pipelining::off"));
+  }
   workers_ = colocated_ ? ranks : ranks - servers_;
   first_server_ = colocated_ ? 0 : workers_;
   feedback_.reset();
@@ -504,9 +534,13 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   completed_.assign(workers_, 0);
   active_.assign(workers_, true);
   waiting_.assign(workers_, false);
+  accepted_.assign(workers_, false);
+  held_.assign(workers_, 0);
   server_buffers<value> server;
   server.incoming.resize(mine.size);
-  if constexpr (consistency::is_synchronous<Consistency>) server.pending.assign(workers_, std::vector<value>(mine.size));
+  if constexpr (consistency::is_synchronous<Consistency> || consistency::has_backups<Consistency>) {
+    server.pending.assign(workers_, std::vector<value>(mine.size));
+  }
   if (colocated_) {
     const auto parameters = as_span(model.parameters()).subspan(mine.offset, mine.size);
     server.shard.assign(parameters.begin(), parameters.end());
@@ -532,9 +566,14 @@ void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batche
   coordinator_.begin_epoch(batches, workers_, pipelined() ? 2 : 1);
   saved_residuals_.clear();  // the last checkpoint's, gathered on rank 0, are written by now
   step_end_.reset();
+  round_ = 0;
   if (!served_shard(t)) return;
   std::fill(completed_.begin(), completed_.end(), 0);
   for (std::size_t w = 0; w < workers_; ++w) active_[w] = w < batches;
+  // Every part starts at round 0, on every server and worker.
+  server_round_ = 0;
+  std::fill(accepted_.begin(), accepted_.end(), false);
+  std::fill(held_.begin(), held_.end(), 0);
 }
 
 template <class Consistency>
@@ -583,7 +622,7 @@ std::size_t parameter_server<Consistency>::post_exchange(Transport& t, std::span
     requests.push_back(t.isend(std::span<const T>(&mine.report, 1), server_rank(0), compute_tag));
   }
   // Post every pull before any push, so a server's reply always finds its receive waiting.
-  if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(&assignment_, 1), server_rank(0), assign_tag));
+  if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(handed_), server_rank(0), assign_tag));
   // One pull from and one push to each server, of the model's elements or of the codec's words.
   // Pipelined, the pull lands beside the model, which trains the next batch meanwhile, and the
   // push goes from a copy, which the next backward pass cannot overwrite.
@@ -591,6 +630,13 @@ std::size_t parameter_server<Consistency>::post_exchange(Transport& t, std::span
     for (std::size_t s = 0; s < servers_; ++s) {
       const block b = shard(s);
       requests.push_back(t.irecv(pulled.subspan(b.offset, b.size), server_rank(s), pull_tag));
+    }
+    // With backup workers, each push goes with the round it belongs to, posted first: a server
+    // receives it right after the push.
+    if constexpr (consistency::has_backups<Consistency>) {
+      for (std::size_t s = 0; s < servers_; ++s) {
+        requests.push_back(t.isend(std::span<const std::int64_t>(&round_, 1), server_rank(s), round_tag));
+      }
     }
     for (std::size_t s = 0; s < servers_; ++s) {
       const block b = shard(s);
@@ -638,8 +684,10 @@ std::optional<std::size_t> parameter_server<Consistency>::finish_exchange(Transp
     const std::vector<T>& pulled = worker_buffers_of<T>().pulled;
     std::copy(pulled.begin(), pulled.end(), parameters.begin());
   }
-  if (!hands_out_batches() || assignment_ < 0) return std::nullopt;
-  return static_cast<std::size_t>(assignment_);
+  if (!hands_out_batches()) return std::nullopt;
+  round_ = handed_[1];
+  if (handed_[0] < 0) return std::nullopt;
+  return static_cast<std::size_t>(handed_[0]);
 }
 
 template <class Consistency>
@@ -682,9 +730,10 @@ void parameter_server<Consistency>::reply(Transport& t, Span shard_parameters, s
     const std::optional<std::size_t> next = coordinator_.next(worker, compute);
     // The worker received its last hand-out before it pushed again: the wait returns at once.
     replies.assignments[worker].wait();
-    std::int64_t& assignment = replies.handed_out[worker];
-    assignment = next ? static_cast<std::int64_t>(*next) : -1;
-    replies.assignments[worker] = t.isend(std::span<const std::int64_t>(&assignment, 1), destination, assign_tag);
+    // The batch, and the round the worker's next push belongs to (backup workers).
+    std::array<std::int64_t, 2>& handed = replies.handed_out[worker];
+    handed = {next ? static_cast<std::int64_t>(*next) : -1, static_cast<std::int64_t>(server_round_)};
+    replies.assignments[worker] = t.isend(std::span<const std::int64_t>(handed), destination, assign_tag);
   }
 }
 
@@ -736,8 +785,9 @@ void parameter_server<Consistency>::start_serving(Transport& t, Optimizer& optim
   // The thread's own copies of the handle: the worker's may be gone when a failing rank stops it.
   // Interrupt: an empty push to itself, which its wait for the next push takes; on server 0 with
   // sampling also an empty compute report, which fails its wait for its own worker's report if
-  // the worker cancelled that report after the server took the push beside it. Alert: an empty
-  // pull and an empty hand-out to its own worker, whose receives of them then fail.
+  // the worker cancelled that report after the server took the push beside it; with backup
+  // workers, for the same reason, an empty round. Alert: an empty pull and an empty hand-out to
+  // its own worker, whose receives of them then fail.
   serving_.start(
       [this, peer = t, &optimizer]() mutable {
         serve_shard(peer, std::span<value>(buffers<value>().shard), optimizer);
@@ -745,6 +795,9 @@ void parameter_server<Consistency>::start_serving(Transport& t, Optimizer& optim
       [this, peer = t]() mutable -> std::shared_ptr<void> {
         auto& control = control_handle(peer);
         auto push = post_empty<value>(control, peer.rank(), push_tag);
+        if constexpr (consistency::has_backups<Consistency>) {
+          push = kept_together(std::move(push), post_empty<value>(control, peer.rank(), round_tag));
+        }
         if (!sampling_ || peer.rank() != server_rank(0)) return push;
         return kept_together(std::move(push), post_empty<value>(control, peer.rank(), compute_tag));
       },
@@ -779,7 +832,60 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
     replies.assignments.resize(workers_);
   }
   std::size_t finished = 0;
-  std::size_t arrived = 0;  // sync: pushes of the current step
+  std::size_t arrived = 0;  // synchronous, backups: the gradients of this step the server holds
+  // How many gradients a step needs: every worker's when synchronous; with backup workers W - B,
+  // or every live worker once fewer are left in the part.
+  const auto step_quorum = [&] {
+    if constexpr (!consistency::has_backups<Consistency>) return workers_;
+    const auto live = static_cast<std::size_t>(std::count(active_.begin(), active_.end(), true));
+    return std::min(quorum(workers_), live);
+  };
+  // The average of the gradients the server holds for this step, summed in worker order (runs
+  // repeat bit for bit), applied once; then each of their workers gets the new shard.
+  const auto update_and_reply = [&] {
+    bool first = true;
+    for (std::size_t w = 0; w < workers_; ++w) {
+      if (!accepted_[w]) continue;
+      if (first) {
+        std::copy(pending[w].begin(), pending[w].end(), incoming.begin());
+      } else {
+        for (std::size_t i = 0; i < mine.size; ++i) incoming[i] += pending[w][i];
+      }
+      first = false;
+    }
+    for (value& g : incoming) g /= static_cast<value>(arrived);
+    optimizer.step(parameters, std::span<const value>(incoming));
+    ++stats_.updates;
+    ++server_round_;
+    arrived = 0;
+    bool encoded = false;
+    for (std::size_t w = 0; w < workers_; ++w) {
+      if (!accepted_[w]) continue;
+      accepted_[w] = false;
+      reply(t, parameters, w, encoded, replies);
+      encoded = true;
+    }
+  };
+  // Backup workers: closes every round that has its quorum, each time taking the pushes held for
+  // the round that comes next.
+  const auto close_rounds = [&] {
+    while (arrived > 0 && arrived >= step_quorum()) {
+      update_and_reply();
+      for (std::size_t w = 0; w < workers_; ++w) {
+        if (held_[w] != server_round_) continue;
+        held_[w] = 0;
+        accepted_[w] = true;
+        ++stats_.staleness[0];
+        ++arrived;
+      }
+    }
+  };
+  // How far ahead of the slowest live worker a worker's applied push is (its staleness).
+  const auto record_lead = [&](std::size_t worker) {
+    const std::uint64_t lead = completed_[worker] - slowest();
+    ++stats_.staleness[std::min<std::size_t>(lead, stats_.staleness.size() - 1)];
+    ++completed_[worker];
+  };
   while (finished < workers_) {
     const transport::message_status pushed = receive_push(t, incoming);
     if (serving_.stopping()) return;  // the rank failed; its message released this wait
@@ -792,7 +898,11 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
       // A worker done with the epoch no longer holds the others back.
       ++finished;
       active_[worker] = false;
-      if constexpr (!consistency::is_synchronous<Consistency>) release_waiting(t, parameters, replies);
+      if constexpr (consistency::has_backups<Consistency>) {
+        close_rounds();
+      } else if constexpr (!consistency::is_synchronous<Consistency>) {
+        release_waiting(t, parameters, replies);
+      }
       continue;
     }
     if (pushed.count != mine.size) {
@@ -801,24 +911,39 @@ void parameter_server<Consistency>::serve_shard(Transport& t, std::span<typename
           " gradient elements, the shard has ", mine.size));
     }
     const auto busy = std::chrono::steady_clock::now();
-    const std::uint64_t lead = completed_[worker] - slowest();
-    ++stats_.staleness[std::min<std::size_t>(lead, stats_.staleness.size() - 1)];
-    ++completed_[worker];
-    if constexpr (consistency::is_synchronous<Consistency>) {
-      std::copy(incoming.begin(), incoming.end(), pending[worker].begin());
-      if (++arrived == workers_) {
-        // The average of one gradient per worker, summed in worker order.
-        for (std::size_t i = 0; i < mine.size; ++i) {
-          value sum = pending[0][i];
-          for (std::size_t w = 1; w < workers_; ++w) sum += pending[w][i];
-          incoming[i] = sum / static_cast<value>(workers_);
-        }
-        optimizer.step(parameters, std::span<const value>(incoming));
-        ++stats_.updates;
-        arrived = 0;
-        for (std::size_t w = 0; w < workers_; ++w) reply(t, parameters, w, w > 0, replies);
+    if constexpr (consistency::has_backups<Consistency>) {
+      // The round the push belongs to, which its worker posted before it.
+      std::int64_t tag = -1;
+      t.recv(std::span<std::int64_t>(&tag, 1), static_cast<int>(worker), round_tag);
+      if (tag < 0) {
+        switchyard::detail::raise<transport_error>(switchyard::detail::str(
+            "parameter_server on rank ", t.rank(), ": worker ", worker, " tagged its push with round ", tag));
       }
+      const auto round = static_cast<std::uint64_t>(tag);
+      if (round < server_round_) {
+        // A round this server has closed: a backup worker's late gradient. It is dropped, and the
+        // worker gets the current shard at once.
+        ++stats_.dropped;
+        reply(t, parameters, worker, false, replies);
+      } else {
+        std::copy(incoming.begin(), incoming.end(), pending[worker].begin());
+        if (round == server_round_) {
+          accepted_[worker] = true;
+          ++stats_.staleness[0];
+          ++arrived;
+          close_rounds();
+        } else {
+          // Server 0 has closed this server's round already: the push waits for the next.
+          held_[worker] = round;
+        }
+      }
+    } else if constexpr (consistency::is_synchronous<Consistency>) {
+      record_lead(worker);
+      std::copy(incoming.begin(), incoming.end(), pending[worker].begin());
+      accepted_[worker] = true;
+      if (++arrived == workers_) update_and_reply();
     } else {
+      record_lead(worker);
       // A pipelined worker computes a gradient while its exchange is on the wire, so its reply's
       // wait for the optimizer costs it nothing: apply, then answer, and the reply holds its own
       // push. Otherwise answer first, then apply: the worker's pull does not wait for the

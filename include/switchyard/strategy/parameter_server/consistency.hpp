@@ -21,8 +21,11 @@ namespace switchyard::strategy {
 /// one gradient of every worker (summed in worker order), and every worker waits for that update;
 /// workers then keep static shards of the epoch's batches. Without it (false), a server applies
 /// each push as it arrives, and batches are handed out first come, first served.
-/// `consistency::async`, `bounded<K>` and `sync` are the three classic models; a policy of your
-/// own writes `max_lead()` (see docs/extending.md, "Consistency").
+/// Optional: `std::size_t backup_workers() const` makes each update average the first W - B
+/// pushes of each round and drop late ones (`backups`); `max_lead()` is then not used.
+/// `consistency::async`, `bounded<K>` and `sync` are the three classic models, `backups<B>` the
+/// synchronous one that does not wait for stragglers; a policy of your own writes `max_lead()`
+/// (see docs/extending.md, "Consistency").
 namespace consistency {
 
 /// The `max_lead()` of a policy that never holds a reply back.
@@ -53,7 +56,29 @@ struct sync {
   [[nodiscard]] static constexpr std::size_t max_lead() noexcept { return 0; }
 };
 
-/// @brief A Consistency policy: `max_lead()`, and optionally `synchronous`.
+/// @brief Synchronous with backup workers (Chen et al., 2016, "Revisiting distributed synchronous
+/// SGD"): no update waits for the B slowest of W workers, and none applies a stale gradient.
+/// Updates go in rounds. Server 0 hands out each batch with its round (its updates so far in this
+/// part of the epoch), and the worker tags its push to every server with it. Each server averages
+/// the first W - B pushes of its current round (at least one; summed in worker order), replies to
+/// their workers and opens the next round. A push of a round the server has closed, a straggler's,
+/// is dropped and answered at once with the current shard; one of a later round (server 0 moved on
+/// first) waits for it. Every server therefore closes the same rounds, and its shard of the
+/// optimizer state steps as often as every other's. Batches are handed out first come, first
+/// served; a dropped push's batch is not trained in that epoch (`ps_statistics::dropped` counts
+/// them). Once fewer than W - B workers are left in a part, a round waits only for those. Not with
+/// pipelined workers, whose every push is one exchange old. `backups<1>{}` fixes B in the type,
+/// `backups{b}` takes it at run time.
+template <std::size_t B = dynamic_threshold>
+struct backups : threshold<B> {
+  using threshold<B>::threshold;
+  [[nodiscard]] static constexpr std::size_t max_lead() noexcept { return 0; }
+  /// B: how many of the slowest workers no update waits for.
+  [[nodiscard]] constexpr std::size_t backup_workers() const noexcept { return this->value(); }
+};
+backups(std::size_t) -> backups<dynamic_threshold>;
+
+/// @brief A Consistency policy: `max_lead()`, and optionally `synchronous` or `backup_workers()`.
 template <class C>
 concept policy = std::copy_constructible<C> && requires(const C& c) {
   { c.max_lead() } -> std::convertible_to<std::size_t>;
@@ -68,6 +93,13 @@ inline constexpr bool is_synchronous = [] {
     return false;
   }
 }();
+
+/// Whether `C` keeps backup workers (`c.backup_workers()`), as `backups` does: its servers average
+/// the first fresh gradients of each step and drop the late ones.
+template <class C>
+inline constexpr bool has_backups = requires(const C& c) {
+  { c.backup_workers() } -> std::convertible_to<std::size_t>;
+};
 
 }  // namespace consistency
 
