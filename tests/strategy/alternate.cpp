@@ -425,7 +425,7 @@ TEST_CASE("alternate.sampled_refusals: a sampling trigger on a stage that gives 
   // Bounded staleness: its replies wait for the slowest worker.
   CHECK_THROWS_WITH_AS(fit(strategy::alternate{bounded_ps{1, strategy::consistency::bounded{2}}, ar{},
                                                trigger::stragglers_gone{.every = 5}, trigger::straggler_detected{}}),
-                       doctest::Contains("needs asynchronous consistency"), sy::usage_error);
+                       doctest::Contains("needs asynchronous or backup-worker consistency"), sy::usage_error);
   // A bad setting is refused before the first part, on every rank alike.
   CHECK_THROWS_WITH_AS(fit(strategy::alternate{ar{}, ps{1}, trigger::straggler_detected{.window = 0, .every = 5},
                                                trigger::stragglers_gone{}}),

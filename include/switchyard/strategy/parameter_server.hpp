@@ -232,8 +232,8 @@ class parameter_server {
     if (rule.sample_every != 0 && hands_out_batches() && !consistency::has_backups<Consistency> &&
         consistency_.max_lead() != consistency::unbounded) {
       switchyard::detail::raise<usage_error>(
-          "parameter_server: a sampling trigger (every > 0) needs asynchronous consistency: under bounded "
-          "staleness the replies wait for the slowest worker, so every worker's requests come at its pace");
+          "parameter_server: a sampling trigger (every > 0) needs asynchronous or backup-worker consistency: under "
+          "bounded staleness the replies wait for the slowest worker, so every worker's requests come at its pace");
     }
     sampling_ = rule.sample_every != 0 && hands_out_batches();
     coordinator_.stop_when(std::move(rule));
