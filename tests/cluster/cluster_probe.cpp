@@ -10,6 +10,11 @@
 //                                            ITERATIONS steps; the seconds each one took and the
 //                                            CPU seconds of its loop, and the CPU seconds of every
 //                                            rank (a sleeper's is what its wait cost)
+//   cluster_probe overlap BYTES COMPUTE_MS TRIALS
+//                                            rank 0 posts a send of BYTES to rank 1 and computes
+//                                            for COMPUTE_MS with no MPI call before it waits, as a
+//                                            pipelined worker does; how long rank 1 waited for the
+//                                            message in each trial, and their median
 //
 // Rank 0 prints every result, one `key value` record per line, for the shell tests to parse.
 #include <switchyard/transport/mpi.hpp>
@@ -158,6 +163,40 @@ int compute(sy::transport::mpi& t, long long iterations, const std::vector<int>&
   return 0;
 }
 
+// Whether a posted send moves while its sender computes: under a rendezvous the receiver's
+// answer waits for the sender's next MPI call, so rank 1's wait outlasts rank 0's compute.
+int overlap(sy::transport::mpi& t, std::size_t bytes, double compute_ms, int trials) {
+  if (t.size() < 2) {
+    std::fprintf(stderr, "cluster_probe overlap: needs 2 ranks\n");
+    return 2;
+  }
+  std::vector<std::uint8_t> message(bytes, static_cast<std::uint8_t>(t.rank()));
+  const auto compute_for = std::chrono::duration<double, std::milli>(compute_ms);
+  std::vector<double> waited;
+  // The first trial opens the connection and TCP's window; it is not counted.
+  for (int i = 0; i <= trials; ++i) {
+    t.barrier();
+    const auto start = probe_clock::now();
+    if (t.rank() == 0) {
+      auto sent = t.isend(std::span<const std::uint8_t>(message), 1, 3);
+      while (probe_clock::now() - start < compute_for) {
+      }
+      sent.wait();
+    } else if (t.rank() == 1) {
+      t.recv(std::span<std::uint8_t>(message), 0, 3);
+      if (i > 0) waited.push_back(std::chrono::duration<double>(probe_clock::now() - start).count());
+    }
+  }
+  if (t.rank() == 1) t.send(std::span<const double>(waited), 0, 4);
+  if (t.rank() == 0) {
+    waited.resize(static_cast<std::size_t>(trials));
+    t.recv(std::span<double>(waited), 1, 4);
+    for (const double s : waited) std::printf("waited_s %.6f\n", s);
+    std::printf("bytes %zu\ncompute_s %.6f\nmedian_waited_s %.6f\n", bytes, compute_ms / 1e3, median(waited));
+  }
+  return 0;
+}
+
 std::vector<int> rank_list(std::string_view text) {
   std::vector<int> ranks;
   std::stringstream in{std::string(text)};
@@ -178,8 +217,13 @@ int main(int argc, char** argv) {
   if ((args.size() == 2 || (args.size() == 4 && args[2] == "--sleep")) && args[0] == "compute") {
     return compute(t, std::stoll(std::string(args[1])), args.size() == 4 ? rank_list(args[3]) : std::vector<int>{});
   }
+  if (args.size() == 4 && args[0] == "overlap") {
+    return overlap(t, std::stoull(std::string(args[1])), std::stod(std::string(args[2])), std::stoi(std::string(args[3])));
+  }
   if (t.rank() == 0) {
-    std::fprintf(stderr, "usage: cluster_probe where | ping BYTES TRIALS | compute ITERATIONS [--sleep RANK,...]\n");
+    std::fprintf(stderr,
+                 "usage: cluster_probe where | ping BYTES TRIALS | compute ITERATIONS [--sleep RANK,...] | overlap BYTES "
+                 "COMPUTE_MS TRIALS\n");
   }
   return 2;
 }

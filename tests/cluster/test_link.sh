@@ -1,6 +1,10 @@
 #!/bin/bash
 # The cluster emulator, part 2: the link cap holds. 16 MiB from h0 to h1 at 100 Mbit/s takes
-# between 0.9 and 1.4 times the ideal 16 MiB / 100 Mbit/s (median of 3 trials).
+# between 0.9 and 1.4 times the ideal 16 MiB / 100 Mbit/s (median of 3 trials). And a send posted
+# before 50 ms of compute moves during it, as a pipelined worker's push must: under `run`'s eager
+# limit the receiver waits under half the compute; with Open MPI's own 64 KiB limit (a rendezvous,
+# whose handshake waits for the sender's next MPI call) it waits the whole compute, which shows
+# that the check can fail.
 #
 #   test_link.sh EMULATE CLUSTER_PROBE
 set -euo pipefail
@@ -21,4 +25,23 @@ ratio=$(awk -v m="$median" -v i="$ideal" 'BEGIN { printf "%.3f\n", m / i }')
 echo "16 MiB at 100 Mbit/s: median ${median} s, ideal ${ideal} s, ratio ${ratio} (must be 0.9 to 1.4)"
 awk -v r="$ratio" 'BEGIN { exit !(r >= 0.9 && r <= 1.4) }' || fail "the link cap does not hold: ratio $ratio"
 echo "ok: the link cap holds"
+
+# 240 kB, a quarter of the mlp (what a worker pushes to each of 4 co-located servers), at 1 Gbit/s.
+cluster_down
+cluster_up 2 --link 1gbit --cpu 1
+overlap() {
+  local out median
+  out=$(timeout 60 "$emulate" run "$@" -- "$probe" overlap 240000 50 5)
+  echo "$out" >&2
+  median=$(value_of median_waited_s "$out")
+  [[ -n $median ]] || fail "the probe printed no median wait"
+  echo "$median"
+}
+eager=$(overlap)
+rendezvous=$(overlap --mca btl_tcp_eager_limit 65536 --mca btl_tcp_rndv_eager_limit 65536 --mca btl_tcp_max_send_size 131072)
+echo "240 kB posted before 50 ms of compute: the receiver waited ${eager} s (run's eager limit), ${rendezvous} s (rendezvous)"
+awk -v w="$eager" 'BEGIN { exit !(w < 0.025) }' || fail "a posted send did not move while its sender computed: waited $eager s"
+awk -v w="$rendezvous" 'BEGIN { exit !(w >= 0.045) }' ||
+  fail "with a rendezvous the receiver waited only $rendezvous s: the check above would not catch a lost eager limit"
+echo "ok: a posted send moves while its sender computes"
 cluster_down
