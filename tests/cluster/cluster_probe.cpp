@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
   if ((args.size() == 2 || (args.size() == 4 && args[2] == "--sleep")) && args[0] == "compute") {
     return compute(t, std::stoll(std::string(args[1])), args.size() == 4 ? rank_list(args[3]) : std::vector<int>{});
   }
-  if (args.size() == 4 && args[0] == "overlap") {
+  if (args.size() == 4 && args[0] == "overlap" && std::stoi(std::string(args[3])) > 0) {
     return overlap(t, std::stoull(std::string(args[1])), std::stod(std::string(args[2])), std::stoi(std::string(args[3])));
   }
   if (t.rank() == 0) {

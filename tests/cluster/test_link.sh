@@ -2,9 +2,9 @@
 # The cluster emulator, part 2: the link cap holds. 16 MiB from h0 to h1 at 100 Mbit/s takes
 # between 0.9 and 1.4 times the ideal 16 MiB / 100 Mbit/s (median of 3 trials). And a send posted
 # before 50 ms of compute moves during it, as a pipelined worker's push must: under `run`'s eager
-# limit the receiver waits under half the compute; with Open MPI's own 64 KiB limit (a rendezvous,
-# whose handshake waits for the sender's next MPI call) it waits the whole compute, which shows
-# that the check can fail.
+# limit the receiver of 240 kB or 1 MB waits under half the compute; with Open MPI's own 64 KiB
+# limit (a rendezvous, whose handshake waits for the sender's next MPI call) it waits the whole
+# compute, which shows that the check can fail.
 #
 #   test_link.sh EMULATE CLUSTER_PROBE
 set -euo pipefail
@@ -26,22 +26,29 @@ echo "16 MiB at 100 Mbit/s: median ${median} s, ideal ${ideal} s, ratio ${ratio}
 awk -v r="$ratio" 'BEGIN { exit !(r >= 0.9 && r <= 1.4) }' || fail "the link cap does not hold: ratio $ratio"
 echo "ok: the link cap holds"
 
-# 240 kB, a quarter of the mlp (what a worker pushes to each of 4 co-located servers), at 1 Gbit/s.
+# 240 kB, a quarter of the mlp (what a worker pushes to each of 4 co-located servers), and 1 MB,
+# a whole mlp (what a worker pushes to one server), at 1 Gbit/s (8 ms for 1 MB).
 cluster_down
 cluster_up 2 --link 1gbit --cpu 1
+# Sets `waited` to the receiver's median wait for BYTES posted before 50 ms of compute.
 overlap() {
-  local out median
-  out=$(timeout 60 "$emulate" run "$@" -- "$probe" overlap 240000 50 5)
-  echo "$out" >&2
-  median=$(value_of median_waited_s "$out")
-  [[ -n $median ]] || fail "the probe printed no median wait"
-  echo "$median"
+  local bytes=$1 out
+  shift
+  out=$(timeout 60 "$emulate" run "$@" -- "$probe" overlap "$bytes" 50 5) ||
+    fail "cluster_probe overlap $bytes did not end cleanly: $out"
+  echo "$out"
+  waited=$(value_of median_waited_s "$out")
+  [[ -n $waited ]] || fail "cluster_probe overlap $bytes printed no median wait"
 }
-eager=$(overlap)
-rendezvous=$(overlap --mca btl_tcp_eager_limit 65536 --mca btl_tcp_rndv_eager_limit 65536 --mca btl_tcp_max_send_size 131072)
-echo "240 kB posted before 50 ms of compute: the receiver waited ${eager} s (run's eager limit), ${rendezvous} s (rendezvous)"
-awk -v w="$eager" 'BEGIN { exit !(w < 0.025) }' || fail "a posted send did not move while its sender computed: waited $eager s"
-awk -v w="$rendezvous" 'BEGIN { exit !(w >= 0.045) }' ||
-  fail "with a rendezvous the receiver waited only $rendezvous s: the check above would not catch a lost eager limit"
+for bytes in 240000 1000000; do
+  overlap "$bytes"
+  echo "$bytes bytes posted before 50 ms of compute: the receiver waited $waited s (run's eager limit)"
+  awk -v w="$waited" 'BEGIN { exit !(w < 0.025) }' ||
+    fail "a posted send of $bytes bytes did not move while its sender computed: waited $waited s"
+done
+overlap 240000 --mca btl_tcp_eager_limit 65536 --mca btl_tcp_rndv_eager_limit 65536 --mca btl_tcp_max_send_size 131072
+echo "240000 bytes with Open MPI's limits (a rendezvous): the receiver waited $waited s"
+awk -v w="$waited" 'BEGIN { exit !(w >= 0.045) }' ||
+  fail "with a rendezvous the receiver waited only $waited s: the checks above would not catch a lost eager limit"
 echo "ok: a posted send moves while its sender computes"
 cluster_down

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The side-by-side comparison of Open MPI settings in docs/cluster.md ("Open MPI's eager limit"):
 # fashion_mnist, mlp, 2 epochs, on 4 emulated hosts x 0.5 core at 1 Gbit/s, as all-reduce, with
-# co-located servers and with those pipelined, under each setting in turn, RUNS rounds.
+# co-located servers and with those pipelined, each setting in turn, RUNS times (the a1 and a2
+# directories are two invocations with RUNS=3).
 #
 #   ab.sh BUILD_DIR OUT_DIR      (from the repository's top; root; CFGS, LAYOUTS and RUNS choose)
 #
@@ -27,12 +28,14 @@ for run in $(seq 1 "${RUNS:-3}"); do
       eagernomax) read -r -a mca <<<"$(limits 1048576 131072)" ;;
       progress) read -r -a mca <<<"$(limits 65536 131072) --mca btl_tcp_progress_thread 1" ;;
       depth) read -r -a mca <<<"$(limits 65536 131072) --mca pml_ob1_send_pipeline_depth 64" ;;
+      *) echo "ab.sh: unknown setting '$cfg'" >&2; exit 2 ;;
     esac
     for layout in ${LAYOUTS:-allreduce threads pipelined}; do
       case $layout in
         allreduce) strategy=(--strategy allreduce) ;;
         threads) strategy=(--strategy ps --servers colocated) ;;
         pipelined) strategy=(--strategy ps --servers colocated --ps-pipeline) ;;
+        *) echo "ab.sh: unknown layout '$layout'" >&2; exit 2 ;;
       esac
       timeout 600 "$emulate" run "${mca[@]}" -- "$program" --model mlp --epochs 2 "${strategy[@]}" \
         --quiet --summary "$out/$cfg-$layout-$run.json" >/dev/null
