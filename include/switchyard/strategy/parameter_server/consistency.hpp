@@ -59,9 +59,9 @@ struct sync {
 /// @brief Synchronous with backup workers (Chen et al., 2016, "Revisiting distributed synchronous
 /// SGD"): no update waits for the B slowest of W workers, and with one server none applies a
 /// stale gradient. Updates go in rounds. Server 0 hands out each batch with its round (its updates
-/// so far in this part of the epoch), and the worker tags its push to every server with it. Each server averages
-/// the first W - B pushes of its current round (at least one; summed in worker order), replies to
-/// their workers and opens the next round. A push of a round the server has closed, a straggler's,
+/// so far in this part of the epoch), and the worker tags its push to every server with it. Each
+/// server averages the first W - B pushes of its current round (at least one; summed in worker
+/// order), replies to their workers and opens the next round. A push of a round the server has closed, a straggler's,
 /// is dropped and answered at once with the current shard; one of a later round (server 0 moved on
 /// first) waits for it. Every server therefore closes the same rounds, and its shard of the
 /// optimizer state steps as often as every other's. With several servers a round is server 0's
