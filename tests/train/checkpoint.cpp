@@ -656,6 +656,52 @@ TEST_CASE("checkpoint.resume.alternate: killed in the second server period, resu
   check_resume(4, toggles(), 6, "alternate", 7);
 }
 
+// Backup-worker rounds hand batches out first come, first served, so only a single worker's run
+// repeats bit for bit: its every round closes at its own push.
+using backups_ps = sy::strategy::parameter_server<sy::strategy::consistency::backups<>>;
+
+TEST_CASE("checkpoint.resume.backups: one worker's backup rounds, on a server rank, co-located, and in a toggle, "
+          "killed and resumed, equal to the bit" * doctest::timeout(120)) {
+  const sy::strategy::consistency::backups one{1};
+  check_resume(2, backups_ps{1, one}, 3, "ps_backups");
+  check_resume(1, backups_ps{sy::strategy::colocated, one}, 3, "ps_backups_colocated");
+  using toggling_backups = sy::strategy::alternate<sy::strategy::all_reduce<>, backups_ps,
+                                                   sy::trigger::after_epochs<1>, sy::trigger::stragglers_gone>;
+  const toggling_backups toggle{{}, backups_ps{1, one}, {},
+                                sy::trigger::stragglers_gone{.ratio = 1e9, .window = 1, .dwell = 2}, {}};
+  check_resume(2, toggle, 6, "alternate_backups", 7);
+}
+
+TEST_CASE("checkpoint.resume.backups: four co-located workers that drop a push a round, killed in epoch 3 and "
+          "resumed: the saved epochs come back to the bit, every replica ends equal, the run ends trained" *
+          doctest::timeout(120)) {
+  const backups_ps prototype{sy::strategy::colocated, sy::strategy::consistency::backups{1}};
+  scratch uninterrupted("ps_backups4_whole");
+  scratch interrupted("ps_backups4_killed");
+  const std::vector<run> whole = train(4, prototype, uninterrupted.path, 0, false);
+  CHECK_THROWS_AS(train(4, prototype, interrupted.path, 3, false), killed);
+  sy::nn::mlp model{11, {8, 8, 1}, 4};
+  const auto saved = sy::train::load<float>(sy::train::checkpoint_file(interrupted.path),
+                                            sy::train::fingerprint(model, "mlp-8-8"));
+  REQUIRE(saved.state.epoch == 2);
+  const std::vector<run> resumed = train(4, prototype, interrupted.path, 0, true);
+  REQUIRE(resumed.size() == 4);
+  for (std::size_t rank = 0; rank < resumed.size(); ++rank) {
+    CAPTURE(rank);
+    CHECK(resumed[rank].parameters == resumed[0].parameters);
+    CHECK(resumed[rank].stages == std::vector<std::string>(epochs, "ps"));
+    REQUIRE(resumed[rank].losses.size() == epochs);
+    for (std::size_t e = 0; e < 2; ++e) {
+      CHECK(resumed[rank].losses[e] == saved.state.epochs.epochs[e].train_loss);
+      CHECK(resumed[rank].accuracies[e] == saved.state.epochs.epochs[e].test_accuracy);
+    }
+    // Trained on from the checkpoint, not from scratch (whose first epoch is back near epoch 1's loss),
+    // and as far as the uninterrupted run.
+    CHECK(resumed[rank].losses[2] < resumed[rank].losses[1]);
+    CHECK(resumed[rank].accuracies.back() >= whole[rank].accuracies.back() - 0.05);
+  }
+}
+
 TEST_CASE("checkpoint.resume: the stages of the runs above are the ones asked for") {
   {
     scratch dir("alternate_stages");
