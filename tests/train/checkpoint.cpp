@@ -657,17 +657,17 @@ TEST_CASE("checkpoint.resume.alternate: killed in the second server period, resu
 }
 
 // Backup-worker rounds hand batches out first come, first served, so only a single worker's run
-// repeats bit for bit: its every round closes at its own push.
-using backups_ps = sy::strategy::parameter_server<sy::strategy::consistency::backups<>>;
+// repeats bit for bit: its every round closes at its own push. B in the type, so that the strategy
+// (and an alternate holding it) is default constructible.
+using backups_ps = sy::strategy::parameter_server<sy::strategy::consistency::backups<1>>;
 
 TEST_CASE("checkpoint.resume.backups: one worker's backup rounds, on a server rank, co-located, and in a toggle, "
           "killed and resumed, equal to the bit" * doctest::timeout(120)) {
-  const sy::strategy::consistency::backups one{1};
-  check_resume(2, backups_ps{1, one}, 3, "ps_backups");
-  check_resume(1, backups_ps{sy::strategy::colocated, one}, 3, "ps_backups_colocated");
+  check_resume(2, backups_ps{1}, 3, "ps_backups");
+  check_resume(1, backups_ps{sy::strategy::colocated}, 3, "ps_backups_colocated");
   using toggling_backups = sy::strategy::alternate<sy::strategy::all_reduce<>, backups_ps,
                                                    sy::trigger::after_epochs<1>, sy::trigger::stragglers_gone>;
-  const toggling_backups toggle{{}, backups_ps{1, one}, {},
+  const toggling_backups toggle{{}, backups_ps{1}, {},
                                 sy::trigger::stragglers_gone{.ratio = 1e9, .window = 1, .dwell = 2}, {}};
   check_resume(2, toggle, 6, "alternate_backups", 7);
 }
@@ -675,7 +675,7 @@ TEST_CASE("checkpoint.resume.backups: one worker's backup rounds, on a server ra
 TEST_CASE("checkpoint.resume.backups: four co-located workers that drop a push a round, killed in epoch 3 and "
           "resumed: the saved epochs come back to the bit, every replica ends equal, the run ends trained" *
           doctest::timeout(120)) {
-  const backups_ps prototype{sy::strategy::colocated, sy::strategy::consistency::backups{1}};
+  const backups_ps prototype{sy::strategy::colocated};
   scratch uninterrupted("ps_backups4_whole");
   scratch interrupted("ps_backups4_killed");
   const std::vector<run> whole = train(4, prototype, uninterrupted.path, 0, false);
