@@ -79,14 +79,14 @@ constexpr std::size_t epochs = 5;
 // A synchronous parameter server repeats bit for bit, so the whole chain can be compared exactly.
 using sync_ps = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
 
-// Toggles between all-reduce and a synchronous server: into the server after any epoch of
-// all-reduce, back after the server's second epoch. Over 7 epochs: allreduce, ps, ps, allreduce,
-// ps, ps, allreduce.
-using toggling = sy::strategy::alternate<sy::strategy::all_reduce<>, sync_ps, sy::trigger::after_epochs<1>,
-                                         sy::trigger::stragglers_gone>;
-toggling toggles() {
-  return toggling{{}, sync_ps{1}, {}, sy::trigger::stragglers_gone{.ratio = 1e9, .window = 1, .dwell = 2},
-                  sy::strategy::switch_options{.rescale_for_batch = true}};
+// Toggles between all-reduce and `server` (a synchronous one by default): into the server after
+// any epoch of all-reduce, back after the server's second epoch. Over 7 epochs: allreduce, ps, ps,
+// allreduce, ps, ps, allreduce.
+template <class Server = sync_ps>
+sy::strategy::alternate<sy::strategy::all_reduce<>, Server, sy::trigger::after_epochs<1>, sy::trigger::stragglers_gone>
+toggles(Server server = sync_ps{1}) {
+  return {{}, server, {}, sy::trigger::stragglers_gone{.ratio = 1e9, .window = 1, .dwell = 2},
+          sy::strategy::switch_options{.rescale_for_batch = true}};
 }
 
 // Trains the small mlp for `epochs` epochs with a checkpoint after every one into `directory`;
@@ -665,11 +665,7 @@ TEST_CASE("checkpoint.resume.backups: one worker's backup rounds, on a server ra
           "killed and resumed, equal to the bit" * doctest::timeout(120)) {
   check_resume(2, backups_ps{1}, 3, "ps_backups");
   check_resume(1, backups_ps{sy::strategy::colocated}, 3, "ps_backups_colocated");
-  using toggling_backups = sy::strategy::alternate<sy::strategy::all_reduce<>, backups_ps,
-                                                   sy::trigger::after_epochs<1>, sy::trigger::stragglers_gone>;
-  const toggling_backups toggle{{}, backups_ps{1}, {},
-                                sy::trigger::stragglers_gone{.ratio = 1e9, .window = 1, .dwell = 2}, {}};
-  check_resume(2, toggle, 6, "alternate_backups", 7);
+  check_resume(2, toggles(backups_ps{1}), 6, "alternate_backups", 7);
 }
 
 TEST_CASE("checkpoint.resume.backups: four co-located workers that drop a push a round, killed in epoch 3 and "
