@@ -38,6 +38,14 @@ static_assert(std::is_same_v<decltype(consistency::bounded{2}), consistency::bou
 static_assert(!std::is_constructible_v<consistency::bounded<2>, std::size_t>);
 static_assert(!std::is_default_constructible_v<consistency::bounded<>>);
 static_assert(consistency::bounded<2>{}.value() == 2 && consistency::bounded{3}.value() == 3);
+// A bound taken at run time must be passed to the stage, which is then not default constructible;
+// asking (as an alternate or switch_to holding it does) compiles and says so.
+static_assert(!std::is_default_constructible_v<sy::strategy::parameter_server<consistency::backups<>>>);
+static_assert(!std::is_default_constructible_v<sy::strategy::parameter_server<consistency::bounded<>>>);
+static_assert(std::is_constructible_v<sy::strategy::parameter_server<consistency::backups<>>, std::size_t,
+                                      consistency::backups<>>);
+static_assert(std::is_default_constructible_v<sy::strategy::parameter_server<consistency::backups<1>>>);
+static_assert(std::is_constructible_v<sy::strategy::parameter_server<>, sy::strategy::colocated_servers>);
 
 namespace {
 

@@ -657,8 +657,7 @@ TEST_CASE("checkpoint.resume.alternate: killed in the second server period, resu
 }
 
 // Backup-worker rounds hand batches out first come, first served, so only a single worker's run
-// repeats bit for bit: its every round closes at its own push. B in the type, so that the strategy
-// (and an alternate holding it) is default constructible.
+// repeats bit for bit: its every round closes at its own push.
 using backups_ps = sy::strategy::parameter_server<sy::strategy::consistency::backups<1>>;
 
 TEST_CASE("checkpoint.resume.backups: one worker's backup rounds, on a server rank, co-located, and in a toggle, "
@@ -666,6 +665,10 @@ TEST_CASE("checkpoint.resume.backups: one worker's backup rounds, on a server ra
   check_resume(2, backups_ps{1}, 3, "ps_backups");
   check_resume(1, backups_ps{sy::strategy::colocated}, 3, "ps_backups_colocated");
   check_resume(2, toggles(backups_ps{1}), 6, "alternate_backups", 7);
+  // B taken at run time, as `fashion_mnist --consistency backups:1` does: neither the stage nor the
+  // alternate holding it is default constructible, and resuming it must not need them to be.
+  using run_time_backups = sy::strategy::parameter_server<sy::strategy::consistency::backups<>>;
+  check_resume(2, toggles(run_time_backups{1, sy::strategy::consistency::backups{1}}), 6, "alternate_backups_b", 7);
 }
 
 TEST_CASE("checkpoint.resume.backups: four co-located workers that drop a push a round, killed in epoch 3 and "

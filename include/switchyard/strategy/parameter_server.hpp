@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -154,15 +155,24 @@ class parameter_server {
   /// `servers` ranks serve; it must leave at least one worker and be at most the arena's length.
   /// `compression`: the pushes' and pulls' encoding on the wire (`none`: the model's elements).
   /// `pipeline`: whether a worker's exchange overlaps its next batch's compute.
-  explicit parameter_server(std::size_t servers = 1, Consistency consistency = {},
+  explicit parameter_server(std::size_t servers, Consistency consistency,
                             compression::format compression = compression::format::none,
                             pipelining pipeline = pipelining::off)
       : servers_(servers), consistency_(consistency), compression_(compression), pipeline_(pipeline) {}
   /// Every rank works and serves one shard (`colocated`).
-  explicit parameter_server(colocated_servers, Consistency consistency = {},
+  explicit parameter_server(colocated_servers, Consistency consistency,
                             compression::format compression = compression::format::none,
                             pipelining pipeline = pipelining::off)
       : servers_(0), colocated_(true), consistency_(consistency), compression_(compression), pipeline_(pipeline) {}
+  /// With the Consistency's default, where it has one: a bound taken at run time (`backups{b}`,
+  /// `bounded{k}`) must be passed, and the stage is then not default constructible (as an
+  /// `alternate` or `switch_to` that holds it asks).
+  explicit parameter_server(std::size_t servers = 1)
+    requires std::default_initializable<Consistency>
+      : parameter_server(servers, Consistency{}) {}
+  explicit parameter_server(colocated_servers where)
+    requires std::default_initializable<Consistency>
+      : parameter_server(where, Consistency{}) {}
 
   [[nodiscard]] std::string_view name() const noexcept { return "ps"; }
   /// What a checkpoint must match (`train::strategy_signature`): `"ps"`, or with compression

@@ -57,21 +57,21 @@ struct sync {
 };
 
 /// @brief Synchronous with backup workers (Chen et al., 2016, "Revisiting distributed synchronous
-/// SGD"): no update waits for the B slowest of W workers, and with one server none applies a
-/// stale gradient. Updates go in rounds. Server 0 hands out each batch with its round (its updates
-/// so far in this part of the epoch), and the worker tags its push to every server with it. Each
+/// SGD"): no update waits for the B slowest of W workers, and with one server none applies a stale
+/// gradient. Updates go in rounds. Server 0 hands out each batch with its round (its updates so
+/// far in this part of the epoch), and the worker tags its push to every server with it. Each
 /// server averages the first W - B pushes of its current round (at least one; summed in worker
-/// order), replies to their workers and opens the next round. A push of a round the server has closed, a straggler's,
-/// is dropped and answered at once with the current shard; one of a later round (server 0 moved on
-/// first) waits for it. Every server therefore closes the same rounds, and its shard of the
-/// optimizer state steps as often as every other's. With several servers a round is server 0's
-/// count, not each shard's version: a push that waited at a server behind server 0 can be applied
-/// to a shard one or more updates newer than the one it was computed on, and the pushes of a round
-/// can differ from shard to shard (docs/design.md). Batches are handed out first come, first
-/// served; a dropped push's batch is not trained in that epoch (`ps_statistics::dropped` counts
-/// them). Once fewer than W - B workers are left in a part, a round waits only for those. Not with
-/// pipelined workers, whose every push is one exchange old. `backups<1>{}` fixes B in the type,
-/// `backups{b}` takes it at run time.
+/// order), replies to their workers and opens the next round. A push of a round the server has
+/// closed, a straggler's, is dropped and answered at once with the current shard; one of a later
+/// round (server 0 moved on first) waits for it. Every server therefore closes the same rounds,
+/// and its shard of the optimizer state steps as often as every other's. With several servers a
+/// round is server 0's count, not each shard's version: a push that waited at a server behind
+/// server 0 can be applied to a shard one or more updates newer than the one it was computed on,
+/// and the pushes of a round can differ from shard to shard (docs/design.md). Batches are handed
+/// out first come, first served; a dropped push's batch is not trained in that epoch
+/// (`ps_statistics::dropped` counts them). Once fewer than W - B workers are left in a part, a
+/// round waits only for those. Not with pipelined workers, whose every push is one exchange old.
+/// `backups<1>{}` fixes B in the type, `backups{b}` takes it at run time.
 template <std::size_t B = dynamic_threshold>
 struct backups : threshold<B> {
   using threshold<B>::threshold;
