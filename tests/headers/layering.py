@@ -1,22 +1,19 @@
 #!/usr/bin/env python3
-"""The layering of docs/design.md, checked: every public header compiles with only its own folder
-and the folders below it on the include path.
+"""The layering of docs/design.md, checked: every public header includes only headers of its own
+folder and of the folders below it.
 
-layering.py BUILD_DIR INCLUDE_DIR
+layering.py INCLUDE_DIR
 
-For each header that tests/headers compiles alone, this reruns that compile command from
-BUILD_DIR/compile_commands.json with -fsyntax-only, after replacing the library's include
-directory with a tree that holds only the folders the header's folder may include. A header that
-includes a folder above its own fails with the compiler's "No such file" for that include.
+Each header under INCLUDE_DIR/switchyard is read, and each of its #include lines that names a
+library header (<switchyard/...> or "switchyard/...", or a quoted path relative to the header) must
+name one in the header's folder or in a folder that BELOW allows it. Every include is checked
+wherever it stands, inside #if blocks too. The map is closed under its own arrows (a folder may
+include everything its allowed folders may), so checking each header's own includes checks what
+it includes through others.
 """
-import concurrent.futures
-import json
 import os
 import re
-import shlex
-import subprocess
 import sys
-import tempfile
 
 # What each folder may include besides itself: the arrows of docs/design.md, all pointing down.
 BELOW = {
@@ -31,88 +28,64 @@ BELOW = {
     'strategy': ['core', 'transport', 'collective', 'optim', 'trigger'],
     'train': ['core', 'tensor', 'transport', 'collective', 'data', 'optim', 'nn', 'trigger', 'strategy'],
 }
-TOP = sorted(set(BELOW) | {f for below in BELOW.values() for f in below})
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
-def tree(root, include_dir, folders):
-    """A directory whose switchyard/ holds links to `folders` of the real one only."""
-    os.makedirs(os.path.join(root, 'switchyard'))
-    for folder in folders:
-        os.symlink(os.path.join(include_dir, 'switchyard', folder), os.path.join(root, 'switchyard', folder))
-    return root
+def folder_of(path):
+    """The folder of a header given relative to the include directory ('switchyard/core/x.hpp' ->
+    'core'; '' for switchyard/switchyard.hpp)."""
+    parts = path.split('/')
+    return parts[1] if len(parts) > 2 else ''
 
 
-def syntax_only(arguments, directory, include_dir, layer_dir):
-    """The compile command, run from `directory`, with the library's include directory swapped and
-    no output; None when the command does not name the include directory."""
-    result = []
-    swapped = False
-    skip = False
-    for i, a in enumerate(arguments):
-        if skip:
-            skip = False
-            continue
-        if a in ('-o', '-MQ', '-MF'):
-            skip = True
-            continue
-        if a in ('-MD', '-c'):
-            continue
-        if a.startswith('-I') and os.path.realpath(os.path.join(directory, a[2:])) == include_dir:
-            result.append('-I' + layer_dir)
-            swapped = True
-            continue
-        result.append(a)
-    return result + ['-fsyntax-only'] if swapped else None
+def included(header, include_dir):
+    """(line number, library header relative to the include directory) for each #include of a
+    library header in `header`."""
+    here = os.path.dirname(header)
+    with open(header) as f:
+        for number, line in enumerate(f, start=1):
+            match = INCLUDE.match(line)
+            if not match:
+                continue
+            quote, name = match.groups()
+            if name.startswith('switchyard/'):
+                yield number, name
+            elif quote == '"':
+                target = os.path.relpath(os.path.normpath(os.path.join(here, name)), include_dir)
+                if target.startswith('switchyard/'):
+                    yield number, target
 
 
 def main():
-    build_dir, include_dir = sys.argv[1], os.path.realpath(sys.argv[2])
-    with open(os.path.join(build_dir, 'compile_commands.json')) as f:
-        entries = json.load(f)
-    jobs = []
-    with tempfile.TemporaryDirectory() as scratch:
-        layers = {}
-        for folder, below in BELOW.items():
-            layers[folder] = tree(os.path.join(scratch, folder), include_dir, below + [folder])
-        layers[''] = tree(os.path.join(scratch, 'top'), include_dir, TOP)
-        # switchyard.hpp sits at the top and includes the folders; it needs its own file too.
-        os.symlink(os.path.join(include_dir, 'switchyard', 'switchyard.hpp'),
-                   os.path.join(layers[''], 'switchyard', 'switchyard.hpp'))
-        for entry in entries:
-            if not re.search(r'alone_switchyard_.*_hpp\.cpp$', entry['file']):
-                continue
-            source = os.path.join(entry['directory'], entry['file'])
-            with open(source) as f:
-                header = re.search(r'#include <switchyard/([^>]+)>', f.read()).group(1)
-            folder = header.split('/')[0] if '/' in header else ''
-            if folder not in layers:
-                print(f'{header}: folder {folder!r} has no layer in tests/headers/layering.py; add it to BELOW')
-                return 1
-            arguments = entry.get('arguments') or shlex.split(entry['command'])
-            command = syntax_only(arguments, entry['directory'], include_dir, layers[folder])
-            if command is None:
-                print(f'{header}: its compile command does not name {include_dir} with -I')
-                return 1
-            jobs.append((header, folder, entry['directory'], command))
-        if not jobs:
-            print(f'no header compile commands in {build_dir}/compile_commands.json')
-            return 1
-
-        def run(job):
-            header, folder, directory, command = job
-            done = subprocess.run(command, cwd=directory, capture_output=True, text=True)
-            return header, folder, done
-
-        failed = 0
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            for header, folder, done in pool.map(run, jobs):
-                if done.returncode != 0:
-                    failed += 1
-                    allowed = ', '.join(BELOW.get(folder, TOP) + ([folder] if folder else []))
-                    print(f'FAIL {header}: needs more than {allowed}')
-                    print('\n'.join(done.stderr.splitlines()[:8]))
-        print(f'{len(jobs) - failed} of {len(jobs)} headers compile with only the folders below their own')
-        return 1 if failed else 0
+    if len(sys.argv) != 2:
+        print(f'usage: {sys.argv[0]} INCLUDE_DIR')
+        return 2
+    include_dir = os.path.realpath(sys.argv[1])
+    root = os.path.join(include_dir, 'switchyard')
+    headers = sorted(os.path.join(directory, name) for directory, _, names in os.walk(root)
+                     for name in names if name.endswith('.hpp'))
+    if not headers:
+        print(f'no headers under {root}')
+        return 1
+    failed = 0
+    for header in headers:
+        relative = os.path.relpath(header, include_dir)
+        folder = folder_of(relative)
+        if folder and folder not in BELOW:
+            print(f'{relative}: folder {folder!r} has no layer in tests/headers/layering.py; add it to BELOW')
+            failed += 1
+            continue
+        allowed = BELOW[folder] + [folder] if folder else list(BELOW)
+        for number, name in included(header, include_dir):
+            if folder_of(name) not in allowed:
+                failed += 1
+                print(f'FAIL {relative}:{number} includes {name}: {folder or "the top"} may include only '
+                      f'{", ".join(allowed)}')
+    if failed:
+        print(f'{failed} includes of {len(headers)} headers point up or out of the layers')
+    else:
+        print(f'all {len(headers)} headers include only their own folder and the folders below it')
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':

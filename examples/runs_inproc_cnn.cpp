@@ -1,5 +1,0 @@
-// The Fashion-MNIST runs of the cnn over the inproc transport (see fashion_mnist_runs.hpp).
-#include "fashion_mnist_train.hpp"
-
-template example::run_result example::run_model<switchyard::nn::cnn<>, switchyard::transport::inproc>(
-    switchyard::transport::inproc&, const example::config&, const switchyard::data::fashion_mnist&);
