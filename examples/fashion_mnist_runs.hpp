@@ -206,18 +206,11 @@ inline chosen_trigger parse_trigger(const std::string& text) {
       "--trigger takes epochs:N, steps:N, seconds:S or plateau:EPSILON[:WINDOW], got '{}'", text));
 }
 
-/// One run of `c` on this rank with the model `Model` over `t`, or over `transport::faulty` when
-/// --fault gives a plan. Defined in fashion_mnist_train.hpp and compiled once per transport and
-/// model by the runs_*.cpp files: the instantiations are the bulk of the examples' build.
-template <class Model, class Transport>
-run_result run_model(Transport& t, const config& c, const sy::data::fashion_mnist& data);
-
-/// One run of `c` on this rank, with the model --model names.
+/// One run of `c` on this rank over `t`, or over `transport::faulty` when --fault gives a plan,
+/// with the model --model names. Defined in fashion_mnist_train.hpp and compiled once per
+/// transport by the runs_*.cpp files: the instantiations are the bulk of the examples' build.
 template <class Transport>
-run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
-  if (c.model == "cnn") return run_model<sy::nn::cnn<>>(t, c, data);
-  return run_model<sy::nn::mlp<>>(t, c, data);
-}
+run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data);
 
 /// The options both examples take for the runs they train.
 inline void add_training_options(CLI::App& app, config& c) {

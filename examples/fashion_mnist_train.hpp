@@ -1,7 +1,7 @@
 // The training half of the Fashion-MNIST examples: one run on one rank under the strategy the
 // settings name, with an optional straggler. Only the runs_*.cpp files include it: each compiles
-// `run_model` for one transport and one model, so the two examples share those instantiations,
-// the build compiles them in parallel, and the examples' own files stay quick to compile.
+// `run_rank` for one transport, so the two examples share those instantiations, the build
+// compiles them in parallel, and the examples' own files stay quick to compile.
 #pragma once
 
 #include "fashion_mnist_runs.hpp"
@@ -28,7 +28,9 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -236,15 +238,28 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   });
 }
 
-// A model whose forward and backward pass takes `factor` times as long (--straggler): it sleeps
-// (factor - 1) times the pass, inside the pass, so the trainer counts it as compute, as it would a
-// slower CPU, and the straggler triggers see it.
-// With gradient hooks (nn::gradient_hooks), each layer's part of the pass is paced before the
-// layer reports its gradients, so an overlapped exchange sees them as late as a slower CPU would.
-template <class Model>
-struct paced : Model {
-  template <class... Args>
-  explicit paced(Args&&... args) : Model(std::forward<Args>(args)...) {}
+// The model --model names, behind one type: run_rank compiles the trainer and every strategy once
+// for both models (they are most of the examples' build), for one indirect call per pass.
+// It is also the straggler of --straggler: its forward and backward pass takes `factor` times as
+// long. It sleeps (factor - 1) times the pass, inside the pass, so the trainer counts it as
+// compute, as it would a slower CPU, and the straggler triggers see it. Each layer's part of the
+// pass is paced before the layer reports its gradients (nn::gradient_hooks), so an overlapped
+// exchange sees them as late as a slower CPU would.
+class chosen_model {
+ public:
+  chosen_model(const std::string& name, std::uint64_t seed) {
+    if (name == "cnn") {
+      model_ = std::make_unique<held<sy::nn::cnn<>>>(seed);
+    } else {
+      model_ = std::make_unique<held<sy::nn::mlp<>>>(seed);
+    }
+  }
+
+  std::span<float> parameters() noexcept { return model_->parameters(); }
+  std::span<float> gradients() noexcept { return model_->gradients(); }
+  sy::nn::evaluation evaluate(const sy::data::batch_view& batch) { return model_->evaluate(batch); }
+  std::string layout() const { return model_->layout(); }
+
   double forward_backward(const sy::data::batch_view& batch) {
     return forward_backward(batch, [](std::size_t, std::size_t) {});
   }
@@ -255,21 +270,47 @@ struct paced : Model {
       if (factor > 1.0) std::this_thread::sleep_for((factor - 1.0) * (std::chrono::steady_clock::now() - since));
       since = std::chrono::steady_clock::now();
     };
-    const double loss = Model::forward_backward(batch, [&](std::size_t first, std::size_t count) {
+    auto paced_ready = [&](std::size_t first, std::size_t count) {
       pace();
       ready(first, count);
-    });
+    };
+    const double loss = model_->forward_backward(batch, std::ref(paced_ready));
     pace();
     return loss;
   }
-  double factor = 1.0;
-};
-static_assert(sy::nn::gradient_hooks<paced<sy::nn::mlp<>>>, "the paced models keep their gradient hooks");
 
-template <class Model, class Transport>
-run_result run_model(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
+  double factor = 1.0;
+
+ private:
+  using ready_function = std::function<void(std::size_t, std::size_t)>;
+  struct model_base {
+    virtual ~model_base() = default;
+    virtual std::span<float> parameters() noexcept = 0;
+    virtual std::span<float> gradients() noexcept = 0;
+    virtual double forward_backward(const sy::data::batch_view& batch, const ready_function& ready) = 0;
+    virtual sy::nn::evaluation evaluate(const sy::data::batch_view& batch) = 0;
+    virtual std::string layout() const = 0;
+  };
+  template <class Model>
+  struct held final : model_base {
+    explicit held(std::uint64_t seed) : model(seed) {}
+    std::span<float> parameters() noexcept override { return model.parameters(); }
+    std::span<float> gradients() noexcept override { return model.gradients(); }
+    double forward_backward(const sy::data::batch_view& batch, const ready_function& ready) override {
+      return model.forward_backward(batch, ready);
+    }
+    sy::nn::evaluation evaluate(const sy::data::batch_view& batch) override { return model.evaluate(batch); }
+    std::string layout() const override { return model.layout(); }
+    Model model;
+  };
+  std::unique_ptr<model_base> model_;
+};
+static_assert(sy::nn::gradient_hooks<chosen_model>, "the chosen model keeps its gradient hooks");
+
+template <class Transport>
+run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
   auto train = [&](auto& transport) {
-    paced<Model> model{c.seed};
+    chosen_model model{c.model, c.seed};
     return with_strategy(transport, model, c, data);
   };
   if (const std::optional<sy::transport::fault_plan> plan = parse_fault(c.fault)) {

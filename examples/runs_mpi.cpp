@@ -1,5 +1,6 @@
-// The Fashion-MNIST runs of the mlp over the mpi transport (see fashion_mnist_runs.hpp).
+// The Fashion-MNIST runs over the MPI transport (see fashion_mnist_runs.hpp).
 #include "fashion_mnist_train.hpp"
 
-template example::run_result example::run_model<switchyard::nn::mlp<>, switchyard::transport::mpi>(
-    switchyard::transport::mpi&, const example::config&, const switchyard::data::fashion_mnist&);
+template example::run_result example::run_rank<switchyard::transport::mpi>(switchyard::transport::mpi&,
+                                                                           const example::config&,
+                                                                           const switchyard::data::fashion_mnist&);
