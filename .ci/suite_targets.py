@@ -1,5 +1,6 @@
 """The tests a sanitizer build runs: `suite_targets.py BUILD [--tests] SELECTION...`, where each
-item of SELECTION is a meson suite (`strategy`) or one test's name (`train.trainer`: it has a dot).
+item of SELECTION is a meson suite (`strategy`) or one test's name (`train.trainer`: it has a dot),
+or a test's name after a minus (`-strategy.tensor_models`): that test is left out.
 Prints the ninja targets of the selected tests, or with --tests their names for `meson test`.
 A test whose program is a script of the source tree (it builds what it needs itself) adds no target."""
 import json
@@ -9,17 +10,22 @@ import sys
 
 build, arguments = sys.argv[1], sys.argv[2:]
 names = "--tests" in arguments
-selection = {a for a in arguments if a != "--tests"}
+selection = {a for a in arguments if a != "--tests" and not a.startswith("-")}
+left_out = {a[1:] for a in arguments if a != "--tests" and a.startswith("-")}
 tests = json.loads(subprocess.check_output(["meson", "introspect", "--tests", build]))
 targets, selected = set(), []
 for test in tests:
+    if test["name"] in left_out:
+        continue
     if test["name"] in selection or selection & {s.split(":")[-1] for s in test["suite"]}:
         selected.append(test["name"])
         program = os.path.relpath(test["cmd"][0], os.path.abspath(build))
         if not program.startswith(".."):
             targets.add(program)
 suites = {s.split(":")[-1] for test in tests for s in test["suite"]}
+known = {test["name"] for test in tests}
 unknown = {s for s in selection if ("." in s and s not in selected) or ("." not in s and s not in suites)}
+unknown |= {"-" + s for s in left_out if s not in known}
 if unknown:
     sys.exit(f"suite_targets.py: no test or suite named {', '.join(sorted(unknown))} in {build}")
 print(" ".join(selected if names else sorted(targets)))

@@ -9,6 +9,7 @@
 #include <switchyard/collective/barrier.hpp>
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/collective/compressed.hpp>
+#include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/collective/native.hpp>
 #include <switchyard/core/partition.hpp>
 #include <switchyard/collective/reduce_scatter.hpp>
@@ -29,9 +30,12 @@ namespace scenarios {
 
 namespace sy = switchyard;
 
-// Element counts: empty, one, fewer than most world sizes, not divisible, large and odd.
-inline const std::vector<std::size_t> counts = {0, 1, 5, 1000, (std::size_t{1} << 20) + 3};
-inline constexpr std::size_t large = (std::size_t{1} << 20) + 3;
+// Element counts: empty, one, fewer than most world sizes, not divisible, large and odd. Large is
+// large enough that every rank's part of a ring holds more than one segment at every world size
+// swept (up to 7 ranks), and no larger: under the sanitizers the time goes with the bytes.
+inline constexpr std::size_t large = (std::size_t{1} << 18) + 3;
+static_assert(large * sizeof(std::int32_t) / 7 > sy::collective::detail::ring_segment_bytes);
+inline const std::vector<std::size_t> counts = {0, 1, 5, 1000, large};
 
 // Small integers (halves for floating point): every sum is exact in any order, so every
 // algorithm must match the sequential reference exactly.
