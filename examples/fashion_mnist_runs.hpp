@@ -9,8 +9,6 @@
 #include <switchyard/core/history.hpp>
 #include <switchyard/data/fashion_mnist.hpp>
 #include <switchyard/nn/blas_threads.hpp>
-#include <switchyard/nn/cnn.hpp>
-#include <switchyard/nn/mlp.hpp>
 #include <switchyard/transport/faulty.hpp>
 #include <switchyard/transport/inproc.hpp>
 #if SWITCHYARD_HAS_MPI

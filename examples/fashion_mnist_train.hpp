@@ -7,6 +7,8 @@
 #include "fashion_mnist_runs.hpp"
 
 #include <switchyard/collective/allreduce.hpp>
+#include <switchyard/nn/cnn.hpp>
+#include <switchyard/nn/mlp.hpp>
 #include <switchyard/optim/adam.hpp>
 #include <switchyard/optim/any_optimizer.hpp>
 #include <switchyard/optim/cosine.hpp>
@@ -239,7 +241,8 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
 }
 
 // The model --model names, behind one type: run_rank compiles the trainer and every strategy once
-// for both models (they are most of the examples' build), for one indirect call per pass.
+// for both models (they are most of the examples' build), for a few indirect calls per batch (one
+// per layer that reports its gradients).
 // It is also the straggler of --straggler: its forward and backward pass takes `factor` times as
 // long. It sleeps (factor - 1) times the pass, inside the pass, so the trainer counts it as
 // compute, as it would a slower CPU, and the straggler triggers see it. Each layer's part of the

@@ -31,6 +31,13 @@ BELOW = {
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
+def open_arrows():
+    """(folder, allowed, what allowed may include and folder may not) wherever BELOW is not closed:
+    checking each header's own includes checks what it includes through others only if it is."""
+    return [(folder, allowed, sorted(set(BELOW[allowed]) - set(below)))
+            for folder, below in BELOW.items() for allowed in below if not set(BELOW[allowed]) <= set(below)]
+
+
 def folder_of(path):
     """The folder of a header given relative to the include directory ('switchyard/core/x.hpp' ->
     'core'; '' for switchyard/switchyard.hpp)."""
@@ -60,6 +67,9 @@ def main():
     if len(sys.argv) != 2:
         print(f'usage: {sys.argv[0]} INCLUDE_DIR')
         return 2
+    for folder, allowed, missing in open_arrows():
+        print(f'BELOW is not closed: {folder} may include {allowed}, which may include {", ".join(missing)}')
+        return 1
     include_dir = os.path.realpath(sys.argv[1])
     root = os.path.join(include_dir, 'switchyard')
     headers = sorted(os.path.join(directory, name) for directory, _, names in os.walk(root)
