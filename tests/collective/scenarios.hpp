@@ -14,6 +14,7 @@
 #include <switchyard/core/partition.hpp>
 #include <switchyard/collective/reduce_scatter.hpp>
 #include <switchyard/core/compression.hpp>
+#include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -88,6 +90,22 @@ std::string first_mismatch(const std::vector<T>& got, auto expected_at, const st
     }
   }
   return {};
+}
+
+// Runs `call`, which every rank makes with the same bad argument, and records a failure unless it
+// raises a usage_error that says `expected`. The suites go on with good calls after it: a refused
+// call must leave nothing behind on the transport.
+template <class Call>
+void expect_refused(Call call, const std::string& expected, const std::string& what,
+                    std::vector<std::string>& failures) {
+  try {
+    call();
+    failures.push_back(what + ": not refused");
+  } catch (const sy::usage_error& e) {
+    if (std::string_view(e.what()).find(expected) == std::string_view::npos) {
+      failures.push_back(what + ": refused with \"" + e.what() + "\", which does not say \"" + expected + "\"");
+    }
+  }
 }
 
 template <class T, class Algorithm, class Op, class Transport>
@@ -211,10 +229,31 @@ void broadcast_case(Transport& t, std::size_t count, int root, std::vector<std::
   }
 }
 
-/// Every root, algorithm, type and count.
+// A root outside the group, the same on every rank, is refused on every rank (with the checks of
+// collective/checked.hpp off too), and the buffer is left as it was.
+template <class Algorithm, class Transport>
+void broadcast_refusals(Transport& t, std::vector<std::string>& failures) {
+  const std::string rank = std::to_string(t.rank());
+  for (const int root : {-1, t.size()}) {
+    const std::string what = "broadcast " + algorithm_name<Algorithm>() + " root " + std::to_string(root) + " rank " + rank;
+    std::vector<float> data(5, 1.5F);
+    expect_refused([&] { sy::collective::broadcast(t, data, root, Algorithm{}); },
+                   "broadcast on rank " + rank + ": root " + std::to_string(root) + " is outside the group of " +
+                       std::to_string(t.size()) + " ranks",
+                   what, failures);
+    if (data != std::vector<float>(5, 1.5F)) failures.push_back(what + ": the refused call changed the buffer");
+  }
+}
+
+/// A root outside the group, then every root, algorithm, type and count.
 template <class Transport>
 std::vector<std::string> broadcast_suite(Transport& t) {
   std::vector<std::string> failures;
+  broadcast_refusals<sy::algorithm::binomial_tree>(t, failures);
+  if constexpr (sy::collective::has_native_broadcast<Transport, float>) {
+    broadcast_refusals<sy::algorithm::native>(t, failures);
+  }
+  broadcast_refusals<sy::algorithm::automatic>(t, failures);
   auto per_type = [&]<class T>() {
     for (std::size_t count : counts) {
       for (int root = 0; root < t.size(); ++root) {
@@ -248,9 +287,33 @@ void allgather_case(Transport& t, std::size_t count, std::vector<std::string>& f
   }
 }
 
+// An output one element short or long, the same on every rank, is refused on every rank (with the
+// checks of collective/checked.hpp off too), and the output is left as it was.
+template <class Algorithm, class Transport>
+void allgather_refusals(Transport& t, std::vector<std::string>& failures) {
+  const std::string rank = std::to_string(t.rank());
+  const std::size_t needed = 3 * static_cast<std::size_t>(t.size());
+  const std::vector<double> mine(3, 2.5);
+  for (const std::size_t size : {needed - 1, needed + 1}) {
+    const std::string what = "allgather " + algorithm_name<Algorithm>() + " output " + std::to_string(size) + " rank " + rank;
+    std::vector<double> all(size, -1.0);
+    expect_refused([&] { sy::collective::allgather(t, mine, all, Algorithm{}); },
+                   "allgather on rank " + rank + ": 3 elements per rank over " + std::to_string(t.size()) +
+                       " ranks need an output of " + std::to_string(needed) + " elements, got " + std::to_string(size),
+                   what, failures);
+    if (all != std::vector<double>(size, -1.0)) failures.push_back(what + ": the refused call changed the output");
+  }
+}
+
+/// An output of the wrong size, then every algorithm, type and count.
 template <class Transport>
 std::vector<std::string> allgather_suite(Transport& t) {
   std::vector<std::string> failures;
+  allgather_refusals<sy::algorithm::ring>(t, failures);
+  if constexpr (sy::collective::has_native_allgather<Transport, double>) {
+    allgather_refusals<sy::algorithm::native>(t, failures);
+  }
+  allgather_refusals<sy::algorithm::automatic>(t, failures);
   auto per_type = [&]<class T>() {
     for (std::size_t count : counts) {
       if (count == large) count = 100003;  // the output is ranks x count

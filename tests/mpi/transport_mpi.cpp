@@ -11,9 +11,13 @@
 #include <algorithm>
 
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 #include <numeric>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -98,6 +102,37 @@ TEST_CASE("mpi.errors: a bad peer is a usage error, a short message a transport 
     }
   }
   t.barrier();
+}
+
+TEST_CASE("mpi.errors.count_limit: more elements than an MPI int count are refused before MPI sees them") {
+  mpi t;
+  const std::size_t count = std::size_t{INT_MAX} + 1;
+  // Never written or read: every call refuses it first, so its 2 GiB are never faulted in.
+  const std::unique_ptr<std::int8_t[]> huge(new std::int8_t[count]);
+  const std::span<std::int8_t> buffer(huge.get(), count);
+  const std::string refusal = "rank " + std::to_string(t.rank()) + ": 2147483648 elements exceed MPI's int count limit";
+  CHECK_THROWS_WITH_AS(t.send(std::span<const std::int8_t>(buffer), t.rank(), 5), doctest::Contains(refusal.c_str()),
+                       sy::usage_error);
+  CHECK_THROWS_WITH_AS((void)t.isend(std::span<const std::int8_t>(buffer), t.rank(), 5), doctest::Contains(refusal.c_str()),
+                       sy::usage_error);
+  CHECK_THROWS_WITH_AS(t.recv(buffer, t.rank(), 5), doctest::Contains(refusal.c_str()), sy::usage_error);
+  // Every rank makes the collective calls, and every rank refuses them without waiting for another.
+  CHECK_THROWS_WITH_AS(sy::collective::allreduce(t, buffer, sy::ops::sum{}, sy::algorithm::native{}),
+                       doctest::Contains(refusal.c_str()), sy::usage_error);
+  CHECK_THROWS_WITH_AS(sy::collective::broadcast(t, buffer, 0, sy::algorithm::native{}), doctest::Contains(refusal.c_str()),
+                       sy::usage_error);
+  // Nothing was left posted: a message of the same tag and a collective still meet their match.
+  std::vector<int> one{t.rank()};
+  if (t.size() >= 2 && t.rank() < 2) {
+    std::vector<int> got(1, -1);
+    const int peer = 1 - t.rank();
+    auto pending = t.irecv(std::span<int>(got), peer, 5);
+    t.send(std::span<const int>(one), peer, 5);
+    pending.wait();
+    CHECK(got[0] == peer);
+  }
+  sy::collective::allreduce(t, std::span<int>(one));
+  CHECK(one[0] == t.size() * (t.size() - 1) / 2);
 }
 
 TEST_CASE("mpi.errors.timeout_value: a negative timeout is refused; the largest one waits as long as it takes") {

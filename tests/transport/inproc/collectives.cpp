@@ -1,6 +1,6 @@
 // transport/inproc/collectives.hpp: the native collectives, called on a group with one thread per
-// rank: rank-order folding in tiles, identical results on every rank, and the same error on every
-// rank when the ranks' arguments differ.
+// rank: rank-order folding in tiles, identical results on every rank, and an error on every rank
+// when the ranks' arguments differ.
 #include <switchyard/transport/inproc/collectives.hpp>
 
 #include "threads.hpp"
@@ -13,6 +13,7 @@
 #include <exception>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,4 +143,55 @@ TEST_CASE("inproc.collectives.mismatch: ranks that disagree all get the same err
         "] rank " + std::to_string(r) +
         ": allreduce called with mismatched arguments across ranks (rank 0: 4, rank 1: 4, rank 2: 5)"));
   }
+}
+
+TEST_CASE("inproc.collectives.mismatch: another element type or root is named, and the group works right after") {
+  auto g = make_group(3);
+  // Each rank catches the error and reduces again at once: a rank must not overwrite its window
+  // slot while another is still reading the slots for its report.
+  std::vector<std::vector<float>> after(3, std::vector<float>(4));
+  for (int round = 0; round < 20; ++round) {
+    CAPTURE(round);
+    std::vector<std::string> messages(3);
+    const auto raised = on_threads(3, [&](int rank) {
+      try {
+        if (rank == 1) {
+          std::vector<double> mine(4);
+          d::native_allreduce(*g, rank, std::span<double>(mine), sy::ops::sum{});
+        } else {
+          std::vector<float> mine(4);
+          d::native_allreduce(*g, rank, std::span<float>(mine), sy::ops::sum{});
+        }
+      } catch (const sy::usage_error& e) {
+        messages[static_cast<std::size_t>(rank)] = e.what();
+      }
+      std::vector<float>& mine = after[static_cast<std::size_t>(rank)];
+      std::fill(mine.begin(), mine.end(), static_cast<float>(rank + 1));
+      d::native_allreduce(*g, rank, std::span<float>(mine), sy::ops::sum{});
+    });
+    for (const std::string& r : raised) CHECK(r.empty());
+    const std::string mismatched = ": allreduce called with mismatched arguments across ranks (";
+    CHECK(messages[0].ends_with("] rank 0" + mismatched + "rank 0: 4, rank 1: 4 (other element type), rank 2: 4)"));
+    CHECK(messages[1].ends_with("] rank 1" + mismatched +
+                                "rank 0: 4 (other element type), rank 1: 4, rank 2: 4 (other element type))"));
+    CHECK(messages[2].ends_with("] rank 2" + mismatched + "rank 0: 4, rank 1: 4 (other element type), rank 2: 4)"));
+    for (const auto& mine : after) CHECK(mine == std::vector<float>(4, 6.0F));
+  }
+
+  std::vector<std::string> messages(3);
+  const auto raised = on_threads(3, [&](int rank) {
+    std::vector<int> mine(4, rank);
+    try {
+      d::native_broadcast(*g, rank, std::span<int>(mine), rank == 2 ? 1 : 0);
+    } catch (const sy::usage_error& e) {
+      messages[static_cast<std::size_t>(rank)] = e.what();
+    }
+    d::native_broadcast(*g, rank, std::span<int>(mine), 2);
+    if (mine != std::vector<int>(4, 2)) throw std::runtime_error("the broadcast after the error went wrong");
+  });
+  for (const std::string& r : raised) CHECK(r.empty());
+  const std::string mismatched = ": broadcast called with mismatched arguments across ranks (";
+  CHECK(messages[0].ends_with("] rank 0" + mismatched + "rank 0: 4, rank 1: 4, rank 2: 4 root 1)"));
+  CHECK(messages[1].ends_with("] rank 1" + mismatched + "rank 0: 4, rank 1: 4, rank 2: 4 root 1)"));
+  CHECK(messages[2].ends_with("] rank 2" + mismatched + "rank 0: 4 root 0, rank 1: 4 root 0, rank 2: 4)"));
 }

@@ -21,15 +21,16 @@ namespace switchyard::transport::detail {
 // The native collectives reduce in tiles that stay in L1 while every rank's block is folded in.
 inline constexpr std::size_t reduce_tile_bytes = 8192;
 
-// Shows this rank's arguments to the group, and raises the same usage_error on every rank when
-// they differ.
+// Shows this rank's arguments to the group, and raises a usage_error on every rank when they
+// differ, after every rank has read the slots: a rank that catches it and calls the next
+// collective at once must not overwrite its slot under another rank's report.
 template <arithmetic T>
 void publish_and_check(inproc_group& g, int rank, const char* name, std::byte* data, const std::byte* input,
                        std::size_t count, int root) {
   check_usable(g, rank, name);
   g.window[static_cast<std::size_t>(rank)] = {data, input, count, &detail::type_identity_tag<T>, root};
   barrier(g, rank);
-  // Every rank sees the same slots, so every rank raises the same error: nobody is left waiting.
+  // Every rank sees the same slots, so every rank raises: nobody is left waiting.
   bool agree = true;
   for (const detail::window_slot& slot : g.window) {
     agree = agree && slot.count == count && slot.element_type == &detail::type_identity_tag<T> && slot.root == root;
@@ -42,6 +43,7 @@ void publish_and_check(inproc_group& g, int rank, const char* name, std::byte* d
                    slot.element_type == &detail::type_identity_tag<T> ? "" : " (other element type)");
       if (slot.root != root) table += detail::str(" root ", slot.root);
     }
+    barrier(g, rank);
     detail::raise<usage_error>(detail::str("rank ", rank, ": ", name, " called with mismatched arguments across ranks (",
                                    table, ")"));
   }
