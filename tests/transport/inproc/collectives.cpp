@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -24,6 +25,26 @@ using inproc_test::make_group;
 using inproc_test::on_threads;
 
 namespace {
+
+sy::transport::inproc_options quick(int milliseconds) {
+  sy::transport::inproc_options o;
+  o.timeout = std::chrono::milliseconds(milliseconds);
+  o.spin = 0;
+  return o;
+}
+
+// The rank the calling thread plays, for operations that behave differently per rank.
+thread_local int playing = -1;
+
+// Raises on rank 0; is slow on the others, so that they are still folding when rank 0 raises, and
+// still after the timeout of the test's group (1 s).
+struct raises_on_rank_0 {
+  float operator()(float a, float b) const {
+    if (playing == 0) throw std::runtime_error("bad operation on rank 0");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    return a + b;
+  }
+};
 
 // Not commutative: folding a, b, c in rank order gives the digits abc.
 struct append_digit {
@@ -194,4 +215,53 @@ TEST_CASE("inproc.collectives.mismatch: another element type or root is named, a
   CHECK(messages[0].ends_with("] rank 0" + mismatched + "rank 0: 4, rank 1: 4, rank 2: 4 root 1)"));
   CHECK(messages[1].ends_with("] rank 1" + mismatched + "rank 0: 4, rank 1: 4, rank 2: 4 root 1)"));
   CHECK(messages[2].ends_with("] rank 2" + mismatched + "rank 0: 4 root 0, rank 1: 4 root 0, rank 2: 4)"));
+}
+
+TEST_CASE("inproc.collectives.timeout: a rank that gave up at the first barrier is not waited past") {
+  // Rank 0 times out alone; rank 1 comes later and must not take rank 0's stale slot for an arrival.
+  auto g = make_group(2, quick(50));
+  std::vector<float> zero(4, 1.0F);
+  std::vector<float> one(4, 2.0F);
+  CHECK_THROWS_AS(d::native_allreduce(*g, 0, std::span<float>(zero), sy::ops::sum{}), sy::timeout_error);
+  CHECK_THROWS_AS(d::native_allreduce(*g, 1, std::span<float>(one), sy::ops::sum{}), sy::timeout_error);
+  CHECK(zero == std::vector<float>(4, 1.0F));
+  CHECK(one == std::vector<float>(4, 2.0F));
+}
+
+TEST_CASE("inproc.collectives.operation_raises: every rank raises, and none leaves while others use its buffer") {
+  auto g = make_group(2, quick(1000));
+  std::vector<std::vector<float>> data(2, std::vector<float>(2, 1.0F));
+  std::vector<float> when_rank_0_left;
+  const auto raised = on_threads(2, [&](int rank) {
+    playing = rank;
+    try {
+      d::native_allreduce(*g, rank, std::span<float>(data[static_cast<std::size_t>(rank)]), raises_on_rank_0{});
+    } catch (...) {
+      if (rank == 0) when_rank_0_left = data[0];
+      throw;
+    }
+  });
+  CHECK(raised[0].ends_with("bad operation on rank 0"));
+  CHECK(raised[1].ends_with("] rank 1: allreduce abandoned because another rank's part of it raised"));
+  // Rank 1 folded block 1 into both buffers (slowly, past the timeout) before rank 0 returned.
+  CHECK(data[0] == when_rank_0_left);
+  CHECK(data[0][1] == 2.0F);
+}
+
+TEST_CASE("inproc.collectives.mismatch: a broadcast that meets an allreduce is refused on both, naming each") {
+  auto g = make_group(2);
+  std::vector<std::vector<int>> data{std::vector<int>(4, 7), std::vector<int>(4, 1)};
+  const auto raised = on_threads(2, [&](int rank) {
+    std::span<int> mine(data[static_cast<std::size_t>(rank)]);
+    if (rank == 0) {
+      d::native_broadcast(*g, rank, mine, 0);
+    } else {
+      d::native_allreduce(*g, rank, mine, sy::ops::sum{});
+    }
+  });
+  const std::string table = " called with mismatched arguments across ranks (rank 0: broadcast of 4, rank 1: allreduce of 4)";
+  CHECK(raised[0].ends_with("] rank 0: broadcast" + table));
+  CHECK(raised[1].ends_with("] rank 1: allreduce" + table));
+  CHECK(data[0] == std::vector<int>(4, 7));
+  CHECK(data[1] == std::vector<int>(4, 1));
 }

@@ -120,13 +120,70 @@ TEST_CASE("inproc.group.barrier: nobody leaves before everybody arrived, round a
   for (const std::string& r : raised) CHECK(r.empty());
 }
 
-TEST_CASE("inproc.group.barrier: the timeout names the ranks that never arrived") {
+TEST_CASE("inproc.group.barrier: the timeout names the ranks that are not there") {
   auto g = make_group(4, quick(200));
-  const auto raised = on_threads(4, [&](int rank) {
-    if (rank == 0 || rank == 2) d::barrier(*g, rank);
+  // Rank 2 is counted in and stays; rank 0 waits with it. (A rank that gives up is not there any
+  // more: two that both time out could each name the other.)
+  CHECK_FALSE(d::arrive(*g, 2, false).last);
+  CHECK_THROWS_WITH_AS(d::barrier(*g, 0), doctest::Contains("rank 0: barrier of 4 ranks (waiting for rank 1, 3)"),
+                       sy::timeout_error);
+}
+
+TEST_CASE("inproc.group.barrier: a rank that timed out is not counted; the others cannot pass without it") {
+  auto g = make_group(2, quick(50));
+  CHECK_THROWS_AS(d::barrier(*g, 0), sy::timeout_error);
+  CHECK_THROWS_WITH_AS(d::barrier(*g, 1), doctest::Contains("barrier of 2 ranks (waiting for rank 0)"),
+                       sy::timeout_error);
+  CHECK(g->barrier_generation.load() == 0);
+  // Both arrive now: the barrier works as before.
+  const auto raised = on_threads(2, [&](int rank) { d::barrier(*g, rank); });
+  for (const std::string& r : raised) CHECK(r.empty());
+  CHECK(g->barrier_generation.load() == 1);
+}
+
+TEST_CASE("inproc.group.barrier: once the world has aborted no rank passes, also the last to arrive") {
+  auto g = make_group(2, quick(60'000));
+  std::string first;
+  std::atomic<bool> arrived{false};
+  std::jthread waiter([&] {
+    try {
+      arrived.store(true);
+      d::barrier(*g, 0);
+    } catch (const sy::transport_error& e) {
+      first = e.what();
+    }
   });
-  for (const int rank : {0, 2}) {
-    CAPTURE(rank);
-    CHECK(contains(raised[static_cast<std::size_t>(rank)], "barrier of 4 ranks (waiting for rank 1, 3)"));
-  }
+  while (!arrived.load()) std::this_thread::yield();
+  // Rank 0 may not have counted itself in yet when the world aborts: either way it must not pass.
+  g->fabric->abort(1, std::make_exception_ptr(std::runtime_error("boom")), "boom");
+  waiter.join();
+  CHECK(contains(first, "rank 0: barrier of 2 ranks"));
+  CHECK(contains(first, "abandoned because rank 1 failed: boom"));
+  CHECK_THROWS_WITH_AS(d::barrier(*g, 1), doctest::Contains("rank 1: barrier of 2 ranks abandoned because rank 1 failed"),
+                       sy::transport_error);
+  CHECK(g->barrier_generation.load() == 0);
+}
+
+TEST_CASE("inproc.group.closing_barrier: waits through an abort, and tells every rank whether one failed") {
+  auto g = make_group(3, quick(50));
+  std::vector<int> outcomes(3, -1);
+  std::atomic<bool> late{true};
+  const auto raised = on_threads(3, [&](int rank) {
+    if (rank == 2) {
+      // Arrives after the timeout has passed and the world has aborted: the others still wait.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      g->fabric->abort(2, std::make_exception_ptr(std::runtime_error("boom")), "boom");
+      late.store(false);
+    }
+    outcomes[static_cast<std::size_t>(rank)] = d::closing_barrier(*g, rank, rank == 1) ? 1 : 0;
+    if (late.load()) throw std::runtime_error("passed before rank 2 arrived");
+  });
+  for (const std::string& r : raised) CHECK(r.empty());
+  CHECK(outcomes == std::vector<int>{1, 1, 1});
+  // The next closing barrier starts clean.
+  const auto again = on_threads(3, [&](int rank) {
+    outcomes[static_cast<std::size_t>(rank)] = d::closing_barrier(*g, rank, false) ? 1 : 0;
+  });
+  for (const std::string& r : again) CHECK(r.empty());
+  CHECK(outcomes == std::vector<int>{0, 0, 0});
 }

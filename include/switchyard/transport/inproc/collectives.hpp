@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstring>
+#include <exception>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,24 +30,48 @@ template <arithmetic T>
 void publish_and_check(inproc_group& g, int rank, const char* name, std::byte* data, const std::byte* input,
                        std::size_t count, int root) {
   check_usable(g, rank, name);
-  g.window[static_cast<std::size_t>(rank)] = {data, input, count, &detail::type_identity_tag<T>, root};
+  g.window[static_cast<std::size_t>(rank)] = {data, input, count, &detail::type_identity_tag<T>, root, name};
   barrier(g, rank);
   // Every rank sees the same slots, so every rank raises: nobody is left waiting.
+  const auto same_operation = [name](const detail::window_slot& slot) { return std::strcmp(slot.operation, name) == 0; };
   bool agree = true;
   for (const detail::window_slot& slot : g.window) {
-    agree = agree && slot.count == count && slot.element_type == &detail::type_identity_tag<T> && slot.root == root;
+    agree = agree && same_operation(slot) && slot.count == count &&
+            slot.element_type == &detail::type_identity_tag<T> && slot.root == root;
   }
   if (!agree) {
+    const bool operations_differ = !std::all_of(g.window.begin(), g.window.end(), same_operation);
     std::string table;
     for (int r = 0; r < g.size; ++r) {
       const detail::window_slot& slot = g.window[static_cast<std::size_t>(r)];
-      table += detail::str(r == 0 ? "" : ", ", "rank ", r, ": ", slot.count,
-                   slot.element_type == &detail::type_identity_tag<T> ? "" : " (other element type)");
+      table += detail::str(r == 0 ? "" : ", ", "rank ", r, ": ", operations_differ ? slot.operation : "",
+                           operations_differ ? " of " : "", slot.count,
+                           slot.element_type == &detail::type_identity_tag<T> ? "" : " (other element type)");
       if (slot.root != root) table += detail::str(" root ", slot.root);
     }
     barrier(g, rank);
     detail::raise<usage_error>(detail::str("rank ", rank, ": ", name, " called with mismatched arguments across ranks (",
                                    table, ")"));
+  }
+}
+
+// Runs this rank's part of a native collective once the arguments agree. The parts read and
+// write other ranks' buffers, so no rank leaves before every part is done: an exception from a
+// part (a reduction operation that throws) is held, every rank waits for the others through
+// aborts and timeouts (the parts never wait), and then every rank raises if any part failed.
+template <class Part>
+void run_part(inproc_group& g, int rank, const char* name, Part part) {
+  std::exception_ptr failure;
+  try {
+    part();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const bool any_failed = closing_barrier(g, rank, failure != nullptr);
+  if (failure) std::rethrow_exception(failure);
+  if (any_failed) {
+    detail::raise<transport_error>(
+        detail::str("rank ", rank, ": ", name, " abandoned because another rank's part of it raised"));
   }
 }
 
@@ -83,12 +109,13 @@ void native_allreduce(inproc_group& g, int rank, std::span<T> data, Op op) {
   // written to every rank, so replicas hold identical bits.
   const block mine = block_of(data.size(), static_cast<std::size_t>(g.size),
                                                       static_cast<std::size_t>(rank));
-  detail::fold_block<T>(g.window, mine.offset, mine.size, op, [&g](std::size_t at, std::span<const T> tile) {
-    for (const detail::window_slot& slot : g.window) {
-      std::copy(tile.begin(), tile.end(), reinterpret_cast<T*>(slot.data) + at);
-    }
+  run_part(g, rank, "allreduce", [&] {
+    detail::fold_block<T>(g.window, mine.offset, mine.size, op, [&g](std::size_t at, std::span<const T> tile) {
+      for (const detail::window_slot& slot : g.window) {
+        std::copy(tile.begin(), tile.end(), reinterpret_cast<T*>(slot.data) + at);
+      }
+    });
   });
-  barrier(g, rank);
 }
 
 template <arithmetic T>
@@ -96,11 +123,12 @@ void native_broadcast(inproc_group& g, int rank, std::span<T> data, int root) {
   check_peer(g, rank, root, "broadcast", false);
   auto* bytes = reinterpret_cast<std::byte*>(data.data());
   publish_and_check<T>(g, rank, "broadcast", bytes, bytes, data.size(), root);
-  if (rank != root) {
-    const T* source = reinterpret_cast<const T*>(g.window[static_cast<std::size_t>(root)].input);
-    std::copy_n(source, data.size(), data.data());
-  }
-  barrier(g, rank);
+  run_part(g, rank, "broadcast", [&] {
+    if (rank != root) {
+      const T* source = reinterpret_cast<const T*>(g.window[static_cast<std::size_t>(root)].input);
+      std::copy_n(source, data.size(), data.data());
+    }
+  });
 }
 
 template <arithmetic T>
@@ -112,11 +140,12 @@ void native_allgather(inproc_group& g, int rank, std::span<const T> mine, std::s
   }
   publish_and_check<T>(g, rank, "allgather", reinterpret_cast<std::byte*>(all.data()),
                        reinterpret_cast<const std::byte*>(mine.data()), mine.size(), 0);
-  for (int r = 0; r < g.size; ++r) {
-    const T* source = reinterpret_cast<const T*>(g.window[static_cast<std::size_t>(r)].input);
-    std::copy_n(source, mine.size(), all.data() + static_cast<std::size_t>(r) * mine.size());
-  }
-  barrier(g, rank);
+  run_part(g, rank, "allgather", [&] {
+    for (int r = 0; r < g.size; ++r) {
+      const T* source = reinterpret_cast<const T*>(g.window[static_cast<std::size_t>(r)].input);
+      std::copy_n(source, mine.size(), all.data() + static_cast<std::size_t>(r) * mine.size());
+    }
+  });
 }
 
 template <arithmetic T, class Op>
@@ -125,10 +154,11 @@ std::span<T> native_reduce_scatter(inproc_group& g, int rank, std::span<T> data,
   publish_and_check<T>(g, rank, "reduce_scatter", bytes, bytes, data.size(), 0);
   const block mine = block_of(data.size(), static_cast<std::size_t>(g.size),
                                                       static_cast<std::size_t>(rank));
-  detail::fold_block<T>(g.window, mine.offset, mine.size, op, [data](std::size_t at, std::span<const T> tile) {
-    std::copy(tile.begin(), tile.end(), data.data() + at);
+  run_part(g, rank, "reduce_scatter", [&] {
+    detail::fold_block<T>(g.window, mine.offset, mine.size, op, [data](std::size_t at, std::span<const T> tile) {
+      std::copy(tile.begin(), tile.end(), data.data() + at);
+    });
   });
-  barrier(g, rank);
   return data.subspan(mine.offset, mine.size);
 }
 

@@ -28,6 +28,7 @@ struct alignas(64) window_slot {
   std::size_t count = 0;
   const void* element_type = nullptr;
   int root = 0;
+  const char* operation = "";  // "allreduce", "broadcast", ...
 };
 
 struct split_request {
@@ -55,7 +56,11 @@ struct inproc_group {
 
   std::mutex barrier_mutex;
   int barrier_count = 0;
+  bool barrier_failed = false;  // whether a rank arrived at the open barrier with a failure
   std::atomic<std::uint64_t> barrier_generation{0};
+  // Whether a rank arrived failed at the barrier that ended in generation g, at g % 2: a rank
+  // reads it after the barrier, and the next barrier cannot end before that rank arrives there.
+  std::atomic<bool> barrier_outcome[2] = {false, false};
   std::unique_ptr<std::atomic<std::uint64_t>[]> arrivals;  // last generation each rank reached
 
   std::vector<window_slot> window;
@@ -67,17 +72,22 @@ struct inproc_group {
 };
 
 // Blocks `rank` of `group` until `done()`; `describe()` names what it waits for in the errors
-// raised when the world aborts or the timeout passes.
+// raised when the world aborts or the timeout passes. With `give_up` false it raises neither and
+// waits as long as it takes: only for what is sure to come.
 template <class Done, class Describe>
-void wait_until(const inproc_group& group, int rank, Done done, Describe describe) {
+void wait_until(const inproc_group& group, int rank, Done done, Describe describe, bool give_up = true) {
   inproc_fabric& fabric = *group.fabric;
   for (int i = 0; i < fabric.options.spin; ++i) {
     if (done()) return;
     std::this_thread::yield();
   }
   waker& w = group.waker_of(rank);
-  const auto deadline = deadline_after(fabric.options.timeout);
   std::unique_lock lock(w.mutex);
+  if (!give_up) {
+    w.cv.wait(lock, done);
+    return;
+  }
+  const auto deadline = deadline_after(fabric.options.timeout);
   while (!done()) {
     if (fabric.aborted.load(std::memory_order_acquire)) {
       lock.unlock();
@@ -107,33 +117,74 @@ inline void check_peer(const inproc_group& group, int rank, int peer, const char
   }
 }
 
-// Returns once every rank of `g` has called it.
+// Counts `rank` in at the open barrier of `g`, with `failed` if it arrives with a failure (see
+// closing_barrier). Returns the generation the barrier ends in, and whether this arrival ended it.
+struct arrival {
+  std::uint64_t generation;
+  bool last;
+};
+inline arrival arrive(inproc_group& g, int rank, bool failed) {
+  std::lock_guard lock(g.barrier_mutex);
+  const std::uint64_t generation = g.barrier_generation.load(std::memory_order_relaxed);
+  g.arrivals[static_cast<std::size_t>(rank)].store(generation + 1, std::memory_order_relaxed);
+  g.barrier_failed = g.barrier_failed || failed;
+  if (++g.barrier_count < g.size) return {generation + 1, false};
+  g.barrier_count = 0;
+  g.barrier_outcome[(generation + 1) % 2].store(g.barrier_failed, std::memory_order_relaxed);
+  g.barrier_failed = false;
+  g.barrier_generation.store(generation + 1, std::memory_order_release);
+  for (int r = 0; r < g.size; ++r) {
+    if (r != rank) g.waker_of(r).notify();
+  }
+  return {generation + 1, true};
+}
+
+// Blocks `rank` until the barrier that ends in `generation` has ended.
+inline void await_barrier(const inproc_group& g, int rank, std::uint64_t generation, bool give_up) {
+  detail::wait_until(
+      g, rank, [&g, generation] { return g.barrier_generation.load(std::memory_order_acquire) >= generation; },
+      [&g, generation] {
+        std::string missing;
+        for (int r = 0; r < g.size; ++r) {
+          if (g.arrivals[static_cast<std::size_t>(r)].load(std::memory_order_relaxed) < generation) {
+            missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+          }
+        }
+        return detail::str("barrier of ", g.size, " ranks (waiting for rank ", missing, ")");
+      },
+      give_up);
+}
+
+// Returns once every rank of `g` has called it. It lets no rank through once the world has
+// aborted, and a rank whose wait ends in an abort or a timeout takes its arrival back: the others
+// cannot pass without it, so none goes on to read the buffers of a rank that has given up.
 inline void barrier(inproc_group& g, int rank) {
   check_usable(g, rank, "barrier");
-  std::uint64_t generation = 0;
-  {
-    std::lock_guard lock(g.barrier_mutex);
-    generation = g.barrier_generation.load(std::memory_order_relaxed);
-    g.arrivals[static_cast<std::size_t>(rank)].store(generation + 1, std::memory_order_relaxed);
-    if (++g.barrier_count == g.size) {
-      g.barrier_count = 0;
-      g.barrier_generation.store(generation + 1, std::memory_order_release);
-      for (int r = 0; r < g.size; ++r) {
-        if (r != rank) g.waker_of(r).notify();
-      }
-      return;
-    }
+  if (g.fabric->aborted.load(std::memory_order_acquire)) {
+    raise<transport_error>(detail::str("rank ", rank, ": barrier of ", g.size, " ranks abandoned because ",
+                                       g.fabric->summary()));
   }
-  detail::wait_until(g, rank, [&g, generation] { return g.barrier_generation.load(std::memory_order_acquire) != generation; },
-             [&g, generation] {
-               std::string missing;
-               for (int r = 0; r < g.size; ++r) {
-                 if (g.arrivals[static_cast<std::size_t>(r)].load(std::memory_order_relaxed) <= generation) {
-                   missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-                 }
-               }
-               return detail::str("barrier of ", g.size, " ranks (waiting for rank ", missing, ")");
-             });
+  const arrival a = arrive(g, rank, false);
+  if (a.last) return;
+  try {
+    await_barrier(g, rank, a.generation, true);
+  } catch (...) {
+    std::lock_guard lock(g.barrier_mutex);
+    if (g.barrier_generation.load(std::memory_order_relaxed) >= a.generation) return;  // it ended as the wait gave up
+    --g.barrier_count;
+    g.arrivals[static_cast<std::size_t>(rank)].store(a.generation - 1, std::memory_order_relaxed);
+    throw;
+  }
+}
+
+// The barrier that ends a native collective, which every rank of the group reaches once it has
+// passed the collective's first barrier: it waits through aborts and timeouts, because until it
+// ends other ranks may still read and write this rank's buffers. Returns whether any rank arrived
+// with `failed`.
+inline bool closing_barrier(inproc_group& g, int rank, bool failed) {
+  const arrival a = arrive(g, rank, failed);
+  if (!a.last) await_barrier(g, rank, a.generation, false);
+  return g.barrier_outcome[a.generation % 2].load(std::memory_order_relaxed);
 }
 
 }  // namespace switchyard::transport::detail
