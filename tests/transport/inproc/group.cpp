@@ -19,15 +19,9 @@ namespace sy = switchyard;
 namespace d = sy::transport::detail;
 using inproc_test::make_group;
 using inproc_test::on_threads;
+using inproc_test::quick;
 
 namespace {
-
-sy::transport::inproc_options quick(int milliseconds) {
-  sy::transport::inproc_options o;
-  o.timeout = std::chrono::milliseconds(milliseconds);
-  o.spin = 0;
-  return o;
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

@@ -4,6 +4,7 @@
 
 #include <switchyard/transport/inproc/group.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -21,6 +22,14 @@ inline std::shared_ptr<switchyard::transport::detail::inproc_group> make_group(
   std::vector<int> members;
   for (int r = 0; r < ranks; ++r) members.push_back(r);
   return std::make_shared<switchyard::transport::detail::inproc_group>(fabric, std::move(members));
+}
+
+// Options whose waits time out after `milliseconds` and never spin.
+inline switchyard::transport::inproc_options quick(int milliseconds) {
+  switchyard::transport::inproc_options o;
+  o.timeout = std::chrono::milliseconds(milliseconds);
+  o.spin = 0;
+  return o;
 }
 
 // Runs `f(rank)` on one thread per rank and returns what each raised ("" for nothing).
