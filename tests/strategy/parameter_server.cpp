@@ -892,6 +892,37 @@ TEST_CASE("parameter_server.pipelined: a sampling server 0 whose own worker fail
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
 }
 
+TEST_CASE("parameter_server.colocated: a sampling server 0 whose own update throws ends its worker promptly, "
+          "though the worker's compute report to it is never taken" * doctest::timeout(60)) {
+  // The worker waits for what its server sends (the hand-out, the pulls: the server's alert fails
+  // them) before what the server would take (the report, the push): a send to the dead loop never
+  // completes in process.
+  for (const auto pipelining : {sy::strategy::pipelining::off, one_ahead}) {
+    CAPTURE(pipelining == one_ahead);
+    sy::transport::inproc_options options;
+    options.timeout = std::chrono::seconds(10);  // what a wait for the report would end in
+    const auto started = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH_AS(sy::transport::run_inproc(
+                             1,
+                             [pipelining](sy::transport::inproc& t) {
+                               sy::nn::mlp model{11, {8, 8, 1}, 4};
+                               failing_sgd optimizer{model.parameters().size(), true};
+                               sy::strategy::parameter_server<> ps(sy::strategy::colocated, {},
+                                                                   sy::compression::format::none, pipelining);
+                               ps.setup(t, model, optimizer);
+                               ps.stop_when({[](const sy::trigger::progress&) { return false; }, 1});
+                               ps.begin_epoch(t, 100);
+                               // The server's 41st update throws.
+                               for (int step = 0; step < 60; ++step) {
+                                 [[maybe_unused]] const auto outcome = ps.step(t, model, optimizer);
+                               }
+                             },
+                             options),
+                         "the server's update failed", std::runtime_error);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  }
+}
+
 TEST_CASE("parameter_server.backups: a co-located server whose own worker fails after its push was taken, and "
           "before its round was, ends promptly" * doctest::timeout(60)) {
   // Rank 0's worker posts its rounds and its pushes to servers 0 and 1; the post to server 1

@@ -626,12 +626,10 @@ std::size_t parameter_server<Consistency>::post_exchange(Transport& t, std::span
     }
   } guard{requests};
   worker_buffers<T>& mine = worker_buffers_of<T>();
-  // The compute time goes first: server 0 reads it when it answers the push after it.
-  if (sampling_) {
-    mine.report = step_end_ ? std::chrono::duration<T>(started - *step_end_).count() : T{-1};
-    requests.push_back(t.isend(std::span<const T>(&mine.report, 1), server_rank(0), compute_tag));
-  }
-  // Post every pull before any push, so a server's reply always finds its receive waiting.
+  // Post every pull before any push, so a server's reply always finds its receive waiting. The
+  // receives also come first in `requests`, which finish_exchange waits for in order: the alert of
+  // a co-located server whose loop threw fails them, while a send to that loop would never
+  // complete in process.
   if (hands_out_batches()) requests.push_back(t.irecv(std::span<std::int64_t>(handed_), server_rank(0), assign_tag));
   // One pull from and one push to each server, of the model's elements or of the codec's words.
   // Pipelined, the pull lands beside the model, which trains the next batch meanwhile, and the
@@ -640,6 +638,11 @@ std::size_t parameter_server<Consistency>::post_exchange(Transport& t, std::span
     for (std::size_t s = 0; s < servers_; ++s) {
       const block b = shard(s);
       requests.push_back(t.irecv(pulled.subspan(b.offset, b.size), server_rank(s), pull_tag));
+    }
+    // The compute time goes before the push: server 0 reads it when it answers the push.
+    if (sampling_) {
+      mine.report = step_end_ ? std::chrono::duration<T>(started - *step_end_).count() : T{-1};
+      requests.push_back(t.isend(std::span<const T>(&mine.report, 1), server_rank(0), compute_tag));
     }
     // With backup workers, each push goes with the round it belongs to, posted first: a server
     // receives it right after the push.
