@@ -121,6 +121,10 @@ TEST_CASE("mpi.errors.count_limit: more elements than an MPI int count are refus
                        doctest::Contains(refusal.c_str()), sy::usage_error);
   CHECK_THROWS_WITH_AS(sy::collective::broadcast(t, buffer, 0, sy::algorithm::native{}), doctest::Contains(refusal.c_str()),
                        sy::usage_error);
+  // Each rank's block of a reduce-scatter fits an int from 2 ranks on, but MPI adds the blocks up
+  // in one.
+  CHECK_THROWS_WITH_AS((void)sy::collective::reduce_scatter(t, buffer, sy::ops::sum{}, sy::algorithm::native{}),
+                       doctest::Contains(refusal.c_str()), sy::usage_error);
   // Nothing was left posted: a message of the same tag and a collective still meet their match.
   std::vector<int> one{t.rank()};
   if (t.size() >= 2 && t.rank() < 2) {

@@ -531,7 +531,10 @@ class mpi {
   template <arithmetic T, class Op>
     requires detail::has_builtin_mpi_op<Op>
   std::span<T> native_reduce_scatter(std::span<T> data, Op) {
-    // MPI leaves this rank's block at the front of the buffer; move it to its place.
+    // MPI leaves this rank's block at the front of the buffer; move it to its place. MPI sums the
+    // blocks' counts in an int too (Open MPI's and MPICH's reduce-scatter), so the whole buffer
+    // must fit one.
+    static_cast<void>(detail::mpi_count(data.size(), rank_));
     counts_.resize(static_cast<std::size_t>(size_));
     for (int r = 0; r < size_; ++r) {
       counts_[static_cast<std::size_t>(r)] = detail::mpi_count(
