@@ -20,7 +20,11 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <mutex>
+#include <set>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -169,6 +173,77 @@ TEST_CASE("alternate.triggers: each stage starts with a fresh copy of its trigge
   for (const auto& stages : runs) {
     CHECK(stages == std::vector<std::string>{"allreduce", "ps", "ps", "allreduce", "ps", "ps"});
   }
+}
+
+namespace {
+
+// Which triggers of type `never_leaves` are alive, and how often one was asked after its end.
+struct trigger_lives {
+  std::mutex mutex;
+  std::set<const void*> alive;
+  int asked_after_end = 0;
+};
+trigger_lives& lives() {
+  static trigger_lives l;
+  return l;
+}
+
+// A step trigger that never fires and counts the times it is asked after its destructor ran.
+struct never_leaves {
+  never_leaves() { enter(); }
+  never_leaves(const never_leaves&) { enter(); }
+  never_leaves& operator=(const never_leaves&) = default;
+  ~never_leaves() {
+    std::lock_guard lock(lives().mutex);
+    lives().alive.erase(this);
+  }
+  bool fire(const sy::train::epoch_record&) const { return false; }
+  bool fire_at(const trigger::progress&) const {
+    std::lock_guard lock(lives().mutex);
+    if (lives().alive.count(this) == 0) ++lives().asked_after_end;
+    return false;
+  }
+
+ private:
+  void enter() {
+    std::lock_guard lock(lives().mutex);
+    lives().alive.insert(this);
+  }
+};
+
+// All-reduce that takes its time to be destroyed, as a stage that owns much might.
+struct slow_to_end : ar {
+  ~slow_to_end() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+};
+
+}  // namespace
+
+TEST_CASE("alternate.teardown: a co-located server's stop rule never asks a trigger that has ended" *
+          doctest::timeout(120)) {
+  // Rank 0's worker throws; while its alternate is destroyed, its serving thread still answers the
+  // other workers and asks the stop rule, which holds the active copy of the trigger: the stages
+  // (and their threads) must end before the triggers.
+  using toggling = strategy::alternate<ps, slow_to_end, never_leaves, trigger::after_epochs<1>>;
+  const toggling prototype{ps{strategy::colocated}, slow_to_end{}, never_leaves{}, trigger::after_epochs<1>{}};
+  const auto data = fixtures::quadrants(480, 7);
+  CHECK_THROWS_WITH_AS(sy::transport::run_inproc(3,
+                                                 [&](sy::transport::inproc& t) {
+                                                   sy::nn::mlp model{11, {8, 8, 1}, 4};
+                                                   sy::optim::sgd optimizer{model.parameters().size(), 0.05};
+                                                   sy::train::trainer_options options;
+                                                   options.epochs = 3;
+                                                   options.batch_size = 4;
+                                                   sy::train::trainer trainer{model, optimizer, prototype, options};
+                                                   trainer.on_step([&](const sy::train::step_record& s) {
+                                                     if (t.rank() == 0 && s.step == 3) {
+                                                       throw std::runtime_error("rank 0's worker failed");
+                                                     }
+                                                   });
+                                                   trainer.fit(t, data, *data);
+                                                 }),
+                       "rank 0's worker failed", std::runtime_error);
+  std::lock_guard lock(lives().mutex);
+  CHECK(lives().asked_after_end == 0);
 }
 
 TEST_CASE("alternate.rescale_for_batch: the learning rate goes with the batch to the server and back again, under "

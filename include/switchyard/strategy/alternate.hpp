@@ -111,8 +111,8 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
              std::is_default_constructible_v<ToB> && std::is_default_constructible_v<ToA>)
   = default;
   alternate(A a, B b, ToB to_b, ToA to_a, switch_options options = {})
-      : a_(std::move(a)), b_(std::move(b)), to_b_(to_b), to_a_(to_a), leave_a_(std::move(to_b)),
-        leave_b_(std::move(to_a)), options_(options) {}
+      : to_b_(to_b), to_a_(to_a), leave_a_(std::move(to_b)), leave_b_(std::move(to_a)), a_(std::move(a)),
+        b_(std::move(b)), options_(options) {}
 
   [[nodiscard]] const A& first() const noexcept { return a_; }
   [[nodiscard]] const B& second() const noexcept { return b_; }
@@ -330,12 +330,14 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
     }
   }
 
-  A a_{};
-  B b_{};
+  // The triggers before the stages, so that they end after them: a stage's stop rule holds the
+  // active copy (begin_epoch), and a co-located server's thread asks it until the stage ends.
   ToB to_b_{};      // the triggers as given: each stage starts with a copy
   ToA to_a_{};
   ToB leave_a_{};   // the active copies
   ToA leave_b_{};
+  A a_{};
+  B b_{};
   switch_options options_{};
   bool in_b_ = false;
   std::vector<alternation> switches_;
