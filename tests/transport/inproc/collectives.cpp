@@ -31,11 +31,11 @@ namespace {
 thread_local int playing = -1;
 
 // Raises on rank 0; is slow on the others, so that they are still folding when rank 0 raises, and
-// still after the timeout of the test's group (1 s).
+// still after the timeout of the test's group (2 s).
 struct raises_on_rank_0 {
   float operator()(float a, float b) const {
     if (playing == 0) throw std::runtime_error("bad operation on rank 0");
-    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2200));
     return a + b;
   }
 };
@@ -223,7 +223,7 @@ TEST_CASE("inproc.collectives.timeout: a rank that gave up at the first barrier 
 }
 
 TEST_CASE("inproc.collectives.operation_raises: every rank raises, and none leaves while others use its buffer") {
-  auto g = make_group(2, quick(1000));
+  auto g = make_group(2, quick(2000));
   std::vector<std::vector<float>> data(2, std::vector<float>(2, 1.0F));
   std::vector<float> when_rank_0_left;
   const auto raised = on_threads(2, [&](int rank) {
@@ -258,4 +258,30 @@ TEST_CASE("inproc.collectives.mismatch: a broadcast that meets an allreduce is r
   CHECK(raised[1].ends_with("] rank 1: allreduce" + table));
   CHECK(data[0] == std::vector<int>(4, 7));
   CHECK(data[1] == std::vector<int>(4, 1));
+}
+
+TEST_CASE("inproc.collectives.mismatch: a rank that calls barrier() where the others reduce is named, and its old "
+          "buffer is not touched") {
+  // After a first all-reduce every slot holds a call like the next one: rank 2's is of that call.
+  auto g = make_group(3, quick(300));
+  std::vector<std::vector<float>> first(3, std::vector<float>(4, 1.0F));
+  const auto raised_first = on_threads(3, [&](int rank) {
+    d::native_allreduce(*g, rank, std::span<float>(first[static_cast<std::size_t>(rank)]), sy::ops::sum{});
+  });
+  for (const std::string& r : raised_first) CHECK(r.empty());
+  std::vector<std::vector<float>> second(3, std::vector<float>(4, 2.0F));
+  const auto raised = on_threads(3, [&](int rank) {
+    if (rank == 2) {
+      d::barrier(*g, rank);
+    } else {
+      d::native_allreduce(*g, rank, std::span<float>(second[static_cast<std::size_t>(rank)]), sy::ops::sum{});
+    }
+  });
+  const std::string table = ": allreduce called with mismatched arguments across ranks (rank 0: 4, rank 1: 4, rank 2: "
+                            "not in this collective)";
+  CHECK(raised[0].ends_with("] rank 0" + table));
+  CHECK(raised[1].ends_with("] rank 1" + table));
+  CHECK(raised[2].empty());
+  CHECK(first[2] == std::vector<float>(4, 3.0F));
+  for (int r = 0; r < 2; ++r) CHECK(second[static_cast<std::size_t>(r)] == std::vector<float>(4, 2.0F));
 }

@@ -24,32 +24,46 @@ namespace switchyard::transport::detail {
 inline constexpr std::size_t reduce_tile_bytes = 8192;
 
 // Shows this rank's arguments to the group, and raises a usage_error on every rank when they
-// differ, after every rank has read the slots: a rank that catches it and calls the next
-// collective at once must not overwrite its slot under another rank's report.
+// differ or a rank is not in this collective (it called barrier() or split() instead: its slot
+// is of an earlier call), after every rank has read the slots: a rank that catches it and calls
+// the next collective at once must not overwrite its slot under another rank's report.
 template <arithmetic T>
 void publish_and_check(inproc_group& g, int rank, const char* name, std::byte* data, const std::byte* input,
                        std::size_t count, int root) {
   check_usable(g, rank, name);
   g.window[static_cast<std::size_t>(rank)] = {data, input, count, &detail::type_identity_tag<T>, root, name};
-  barrier(g, rank);
-  // Every rank sees the same slots, so every rank raises: nobody is left waiting.
+  barrier(g, rank, true);
+  // Every rank in the collective sees the same slots, so every one raises: nobody waits at the
+  // closing barrier for a rank that is not coming.
+  const std::uint64_t stamp = g.window[static_cast<std::size_t>(rank)].stamp;
+  const auto in_call = [stamp](const detail::window_slot& slot) { return slot.stamp == stamp; };
   const auto same_operation = [name](const detail::window_slot& slot) { return std::strcmp(slot.operation, name) == 0; };
   bool agree = true;
   for (const detail::window_slot& slot : g.window) {
-    agree = agree && same_operation(slot) && slot.count == count &&
+    agree = agree && in_call(slot) && same_operation(slot) && slot.count == count &&
             slot.element_type == &detail::type_identity_tag<T> && slot.root == root;
   }
   if (!agree) {
-    const bool operations_differ = !std::all_of(g.window.begin(), g.window.end(), same_operation);
+    const bool operations_differ = !std::all_of(g.window.begin(), g.window.end(), [&](const detail::window_slot& slot) {
+      return !in_call(slot) || same_operation(slot);
+    });
     std::string table;
     for (int r = 0; r < g.size; ++r) {
       const detail::window_slot& slot = g.window[static_cast<std::size_t>(r)];
-      table += detail::str(r == 0 ? "" : ", ", "rank ", r, ": ", operations_differ ? slot.operation : "",
-                           operations_differ ? " of " : "", slot.count,
+      table += detail::str(r == 0 ? "" : ", ", "rank ", r, ": ");
+      if (!in_call(slot)) {
+        table += "not in this collective";
+        continue;
+      }
+      table += detail::str(operations_differ ? slot.operation : "", operations_differ ? " of " : "", slot.count,
                            slot.element_type == &detail::type_identity_tag<T> ? "" : " (other element type)");
       if (slot.root != root) table += detail::str(" root ", slot.root);
     }
-    barrier(g, rank);
+    try {
+      barrier(g, rank);
+    } catch (const std::exception&) {
+      // A rank not in this collective may never come to this barrier: the mismatch is the report.
+    }
     detail::raise<usage_error>(detail::str("rank ", rank, ": ", name, " called with mismatched arguments across ranks (",
                                    table, ")"));
   }

@@ -29,6 +29,7 @@ struct alignas(64) window_slot {
   const void* element_type = nullptr;
   int root = 0;
   const char* operation = "";  // "allreduce", "broadcast", ...
+  std::uint64_t stamp = 0;     // the barrier it was published for (see arrive)
 };
 
 struct split_request {
@@ -58,9 +59,9 @@ struct inproc_group {
   int barrier_count = 0;
   bool barrier_failed = false;  // whether a rank arrived at the open barrier with a failure
   std::atomic<std::uint64_t> barrier_generation{0};
-  // Whether a rank arrived failed at the barrier that ended in generation g, at g % 2: a rank
-  // reads it after the barrier, and the next barrier cannot end before that rank arrives there.
-  std::atomic<bool> barrier_outcome[2] = {false, false};
+  // Whether a rank arrived failed at the last barrier that ended: a rank reads it after that
+  // barrier, and the next one cannot end before that rank arrives there.
+  std::atomic<bool> barrier_outcome{false};
   std::unique_ptr<std::atomic<std::uint64_t>[]> arrivals;  // last generation each rank reached
 
   std::vector<window_slot> window;
@@ -118,19 +119,23 @@ inline void check_peer(const inproc_group& group, int rank, int peer, const char
 }
 
 // Counts `rank` in at the open barrier of `g`, with `failed` if it arrives with a failure (see
-// closing_barrier). Returns the generation the barrier ends in, and whether this arrival ended it.
+// closing_barrier). A rank `publishing` a native collective's arguments stamps its window slot
+// with the barrier, so that the others can tell its slot from one of an earlier call (a rank that
+// called barrier() or split() there instead). Returns the generation the barrier ends in, and
+// whether this arrival ended it.
 struct arrival {
   std::uint64_t generation;
   bool last;
 };
-inline arrival arrive(inproc_group& g, int rank, bool failed) {
+inline arrival arrive(inproc_group& g, int rank, bool failed, bool publishing = false) {
   std::lock_guard lock(g.barrier_mutex);
   const std::uint64_t generation = g.barrier_generation.load(std::memory_order_relaxed);
   g.arrivals[static_cast<std::size_t>(rank)].store(generation + 1, std::memory_order_relaxed);
+  if (publishing) g.window[static_cast<std::size_t>(rank)].stamp = generation + 1;
   g.barrier_failed = g.barrier_failed || failed;
   if (++g.barrier_count < g.size) return {generation + 1, false};
   g.barrier_count = 0;
-  g.barrier_outcome[(generation + 1) % 2].store(g.barrier_failed, std::memory_order_relaxed);
+  g.barrier_outcome.store(g.barrier_failed, std::memory_order_relaxed);
   g.barrier_failed = false;
   g.barrier_generation.store(generation + 1, std::memory_order_release);
   for (int r = 0; r < g.size; ++r) {
@@ -155,16 +160,18 @@ inline void await_barrier(const inproc_group& g, int rank, std::uint64_t generat
       give_up);
 }
 
-// Returns once every rank of `g` has called it. It lets no rank through once the world has
-// aborted, and a rank whose wait ends in an abort or a timeout takes its arrival back: the others
-// cannot pass without it, so none goes on to read the buffers of a rank that has given up.
-inline void barrier(inproc_group& g, int rank) {
+// Returns once every rank of `g` has called it (`publishing`: see arrive). A rank that arrives
+// after the world has aborted is refused, and a rank whose wait ends in an abort or a timeout
+// takes its arrival back: the others cannot pass without it, so none goes on to read the buffers
+// of a rank that has given up. (An abort that lands as the last rank arrives lets every rank
+// through or none.)
+inline void barrier(inproc_group& g, int rank, bool publishing = false) {
   check_usable(g, rank, "barrier");
   if (g.fabric->aborted.load(std::memory_order_acquire)) {
     raise<transport_error>(detail::str("rank ", rank, ": barrier of ", g.size, " ranks abandoned because ",
                                        g.fabric->summary()));
   }
-  const arrival a = arrive(g, rank, false);
+  const arrival a = arrive(g, rank, false, publishing);
   if (a.last) return;
   try {
     await_barrier(g, rank, a.generation, true);
@@ -184,7 +191,7 @@ inline void barrier(inproc_group& g, int rank) {
 inline bool closing_barrier(inproc_group& g, int rank, bool failed) {
   const arrival a = arrive(g, rank, failed);
   if (!a.last) await_barrier(g, rank, a.generation, false);
-  return g.barrier_outcome[a.generation % 2].load(std::memory_order_relaxed);
+  return g.barrier_outcome.load(std::memory_order_relaxed);
 }
 
 }  // namespace switchyard::transport::detail
