@@ -330,13 +330,15 @@ TEST_CASE("alternate.within_epoch: step triggers switch inside epochs, both ways
 
 namespace {
 
-// Rank 2's passes last 120 ms from its pass `slow_from` (counted from 0) to the end of epoch
-// `slow_through`, every other pass 12 ms (at least, compute included); checked collectives. The
+// Rank 2's passes last 240 ms from its pass `slow_from` (counted from 0) to the end of epoch
+// `slow_through`, every other pass 24 ms (at least, compute included); checked collectives. The
 // lag ends at an epoch, not a pass: under the server the straggler trains only 2 to 3 of each
 // epoch's 60 batches. 10x, because what a sample times also holds the
 // work between two passes: under AddressSanitizer at -O0, with 4 rank threads on 2 cores, that
 // added 8 to 20 ms to every worker's figure, and at 12 against 60 ms a sample's ratio fell to 2.3
-// (one CI run saw no switch at all).
+// (one CI run saw no switch at all). The 24 ms floor keeps that work small beside a pass: at 12 ms,
+// one CI run under ThreadSanitizer (pipelined, co-located, beside another test) never saw the
+// workers within 1.5 of each other again and stayed under the server.
 template <class Policy>
 std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs, std::size_t slow_from,
                                     std::size_t slow_through) {
@@ -344,7 +346,7 @@ std::vector<outcome> train_by_steps(const Policy& prototype, std::size_t epochs,
   return train_paced(
       prototype, epochs,
       [=](std::size_t epoch, std::size_t passes) { return passes >= slow_from && epoch <= slow_through; },
-      milliseconds(12), milliseconds(120), true);
+      milliseconds(24), milliseconds(240), true);
 }
 
 }  // namespace
@@ -417,7 +419,7 @@ TEST_CASE("alternate.sampled.pipelined: the same with pipelined workers, whose c
 
 TEST_CASE("alternate.sampled_min_wait: all-reduce is left only when the straggler costs it that share of a step" *
           doctest::timeout(240)) {
-  // Rank 2 lags 10x from its 11th pass to the end: the others wait for it about 108 of every 120 ms
+  // Rank 2 lags 10x from its 11th pass to the end: the others wait for it about 216 of every 240 ms
   // or so, some 75 to 90% of each step (the samples measure the whole step, so a min_wait above
   // that share would keep all-reduce, as it should where communication dominates).
   const auto with_min_wait = [](double share) {
