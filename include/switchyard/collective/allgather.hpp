@@ -66,7 +66,7 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
     } else {
       const std::size_t each = in.size();
       std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t.rank()) * each));
-      detail::ring_allgather(t, out, [each](std::size_t b) { return block{b * each, each}; });
+      detail::ring_allgather(t, out, [each](std::size_t b) { return switchyard::block{b * each, each}; });
     }
   });
 }

@@ -62,7 +62,7 @@ auto reduce_scatter(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
         if (native) return t.native_reduce_scatter(data, op);
       }
       detail::ring_reduce_scatter(t, data, op);
-      const block mine = block_of(data.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
+      const switchyard::block mine = switchyard::block_of(data.size(), static_cast<std::size_t>(t.size()), static_cast<std::size_t>(t.rank()));
       std::span<T> result = data.subspan(mine.offset, mine.size);
       finalize_all<Op>(result, t.size());
       return result;

@@ -257,7 +257,7 @@ void check_call(Transport& t, const call& c) {
     }
     thread_local std::vector<std::uint64_t> all;
     all.resize(static_cast<std::size_t>(ranks) * F::size);
-    const auto of_rank = [](int r) { return block{static_cast<std::size_t>(r) * F::size, F::size}; };
+    const auto of_rank = [](int r) { return switchyard::block{static_cast<std::size_t>(r) * F::size, F::size}; };
     std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(of_rank(t.rank()).offset));
     ring_allgather(t, std::span<std::uint64_t>(all), [&](std::size_t b) { return of_rank(static_cast<int>(b)); },
                    fingerprint_tag);

@@ -29,17 +29,19 @@ void ring_reduce_scatter(Transport& t, std::span<T> data, Op op) {
   const int left = (r + n - 1) % n;
   const std::size_t segment = std::max<std::size_t>(1, ring_segment_bytes / sizeof(T));
   // Block 0 is the largest, so every rank derives the same number of segments per step.
-  const std::size_t largest = block_of(data.size(), static_cast<std::size_t>(n), 0).size;
+  const std::size_t largest = switchyard::block_of(data.size(), static_cast<std::size_t>(n), 0).size;
   const std::size_t segments = std::max<std::size_t>(1, (largest + segment - 1) / segment);
   std::span<T> incoming[2] = {scratch<T>(segment, 0), scratch<T>(segment, 1)};
-  auto piece = [&](block b, std::size_t k) {
+  auto piece = [&](switchyard::block b, std::size_t k) {
     const std::size_t begin = std::min(b.size, k * segment);
     return data.subspan(b.offset + begin, std::min(segment, b.size - begin));
   };
   using request = request_t<Transport, T>;
   for (int step = 0; step < n - 1; ++step) {
-    const block out = block_of(data.size(), static_cast<std::size_t>(n), ring_index(r, -step - 1, n));
-    const block in = block_of(data.size(), static_cast<std::size_t>(n), ring_index(r, -step - 2, n));
+    const switchyard::block out =
+        switchyard::block_of(data.size(), static_cast<std::size_t>(n), ring_index(r, -step - 1, n));
+    const switchyard::block in =
+        switchyard::block_of(data.size(), static_cast<std::size_t>(n), ring_index(r, -step - 2, n));
     request receives[2];
     request sends[2];
     auto post = [&](std::size_t k) {
@@ -70,8 +72,8 @@ void ring_allgather(Transport& t, std::span<T> data, BlockOf of, int tag = allga
   const int right = (r + 1) % n;
   const int left = (r + n - 1) % n;
   for (int step = 0; step < n - 1; ++step) {
-    const block out = of(ring_index(r, -step, n));
-    const block in = of(ring_index(r, -step - 1, n));
+    const switchyard::block out = of(ring_index(r, -step, n));
+    const switchyard::block in = of(ring_index(r, -step - 1, n));
     auto receive = t.irecv(data.subspan(in.offset, in.size), left, tag);
     auto send = t.isend(std::span<const T>(data.subspan(out.offset, out.size)), right, tag);
     receive.wait();
@@ -85,9 +87,9 @@ template <class Transport, class T, class Op>
 void ring_allreduce(Transport& t, std::span<T> data, Op op) {
   const auto n = static_cast<std::size_t>(t.size());
   ring_reduce_scatter(t, data, op);
-  const block mine = block_of(data.size(), n, static_cast<std::size_t>(t.rank()));
+  const switchyard::block mine = switchyard::block_of(data.size(), n, static_cast<std::size_t>(t.rank()));
   finalize_all<Op>(data.subspan(mine.offset, mine.size), t.size());
-  ring_allgather(t, data, [&](std::size_t b) { return block_of(data.size(), n, b); });
+  ring_allgather(t, data, [&](std::size_t b) { return switchyard::block_of(data.size(), n, b); });
 }
 
 }  // namespace switchyard::collective::detail
