@@ -90,6 +90,9 @@ enum class pipelining {
 /// keeps each worker's residual (`prepare_checkpoint`, `serialize_progress`), so that a resumed
 /// run pushes the words the uninterrupted one would have. With `pipelining::one_ahead` each
 /// worker's push and pull are on the wire while it computes its next batch's gradient.
+/// Each side is a piece of its own, over one `detail::ps_plan`: `detail::ps_worker` (a worker's
+/// exchange), `detail::ps_server` (a server's loop) and `detail::ps_residuals` (the residuals a
+/// checkpoint keeps).
 /// @tparam Consistency a `consistency::policy`: `consistency::async` (default),
 /// `consistency::bounded<K>`, `consistency::sync` or a user's.
 /// @code
