@@ -57,6 +57,14 @@ std::string trigger_reason(const Trigger& t) {
 
 }  // namespace detail
 
+template <class A, class B, class ToB, class ToA>
+class alternate;
+
+template <class A, class B, class ToB, class ToA>
+inline constexpr bool is_switch_chain<alternate<A, B, ToB, ToA>> = true;
+template <class A, class B, class ToB, class ToA>
+inline constexpr bool switches_both_ways<alternate<A, B, ToB, ToA>> = true;
+
 /// @brief Trains under `A`, switches to `B` when `ToB` fires, back to `A` when `ToA` fires, and so
 /// on, as often as the triggers say.
 ///

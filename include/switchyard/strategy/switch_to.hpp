@@ -48,6 +48,8 @@ template <class T>
 inline constexpr bool is_switch_to = false;
 template <class First, class Second, class Trigger>
 inline constexpr bool is_switch_to<switch_to<First, Second, Trigger>> = true;
+template <class First, class Second, class Trigger>
+inline constexpr bool is_switch_chain<switch_to<First, Second, Trigger>> = true;
 
 /// @brief Trains under `First` until `Trigger` fires, then under `Second`.
 ///
