@@ -5,13 +5,14 @@
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/collective/stage.hpp>
-#include <switchyard/core/error.hpp>
 #include <switchyard/core/history.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/core/sequence.hpp>
+#include <switchyard/strategy/detail/forwards_to_active.hpp>
+#include <switchyard/strategy/detail/hand_over.hpp>
+#include <switchyard/strategy/detail/switch_options.hpp>
+#include <switchyard/strategy/detail/watched_part.hpp>
 #include <switchyard/strategy/policy.hpp>
-#include <switchyard/strategy/replicas.hpp>
-#include <switchyard/strategy/switch_to.hpp>
 #include <switchyard/strategy/traits.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
@@ -55,6 +56,14 @@ std::string trigger_reason(const Trigger& t) {
 }
 
 }  // namespace detail
+
+template <class A, class B, class ToB, class ToA>
+class alternate;
+
+template <class A, class B, class ToB, class ToA>
+inline constexpr bool is_switch_chain<alternate<A, B, ToB, ToA>> = true;
+template <class A, class B, class ToB, class ToA>
+inline constexpr bool switches_both_ways<alternate<A, B, ToB, ToA>> = true;
 
 /// @brief Trains under `A`, switches to `B` when `ToB` fires, back to `A` when `ToA` fires, and so
 /// on, as often as the triggers say.
@@ -307,27 +316,16 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
     std::string reason = std::exchange(stop_reason_, {});
     if (reason.empty()) reason = in_b_ ? detail::trigger_reason(leave_b_) : detail::trigger_reason(leave_a_);
     if (in_b_) {
-      switch_now(b_, a_, t, m, o);
+      detail::switch_stages(b_, a_, options_, t, m, o);
       leave_a_ = to_b_;
     } else {
-      switch_now(a_, b_, t, m, o);
+      detail::switch_stages(a_, b_, options_, t, m, o);
       leave_b_ = to_a_;
     }
     in_b_ = !in_b_;
     stage_batches_ = 0;
     switched_in_epoch_ = at_batch.has_value();
     switches_.push_back({last_epoch_, at_batch, std::string(this->name()), std::move(reason)});
-  }
-
-  template <class From, class To, class Transport, class Model, class Optimizer>
-  void switch_now(From& from, To& to, Transport& t, Model& m, Optimizer& o) {
-    traits::stop_when(from, stop_rule{});
-    traits::hand_over(from, t, m, o);
-    detail::apply_switch_options(o, options_, detail::switch_batch_ratio(from, to, t, options_));
-    traits::setup(to, t, m, o);
-    if (traits::replicated(to) && checks_collectives(t)) {
-      verify_replicas(t, m, o, switchyard::detail::str("after the switch to '", std::string_view(to.name()), "'"));
-    }
   }
 
   // The triggers before the stages, so that they end after them: a stage's stop rule holds the

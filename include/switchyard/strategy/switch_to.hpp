@@ -2,276 +2,30 @@
 // trigger chosen at compile time. Itself a strategy, so switches nest into chains.
 #pragma once
 
-#include <switchyard/collective/allgather.hpp>
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/collective/stage.hpp>
-#include <switchyard/core/error.hpp>
+#include <switchyard/core/history.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/core/sequence.hpp>
-#include <switchyard/optim/optimizer.hpp>
-#include <switchyard/optim/optimizer_state.hpp>
+#include <switchyard/strategy/detail/forwards_to_active.hpp>
+#include <switchyard/strategy/detail/hand_over.hpp>
+#include <switchyard/strategy/detail/switch_options.hpp>
+#include <switchyard/strategy/detail/watched_part.hpp>
 #include <switchyard/strategy/policy.hpp>
-#include <switchyard/strategy/replicas.hpp>
 #include <switchyard/strategy/traits.hpp>
-#include <switchyard/core/history.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
-#include <algorithm>
 #include <array>
-#include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
-#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 namespace switchyard::strategy {
 
-/// @brief What happens to the optimizer state at the switch.
-struct switch_options {
-  /// The first slot of the optimizer state: momentum's velocity, Adam's first moment.
-  enum class momentum_policy { keep, reset, scale };
-  momentum_policy momentum = momentum_policy::keep;
-  /// With `momentum_policy::scale`: the factor applied to that slot.
-  double momentum_scale = 1.0;
-  /// Multiplies every later learning rate (for instance by the ratio of the stages' effective
-  /// batches).
-  double learning_rate_scale = 1.0;
-  /// Ramps the learning rate up again over this many optimizer steps after the switch (see
-  /// `rewarm` of the optimizers): an asynchronous stage that starts at the full rate with moments
-  /// estimated under another strategy can lose what it learned in its first steps.
-  std::uint64_t warmup_steps = 0;
-  /// Multiplies the second slot of the optimizer state (Adam's second moment v). Gradient noise
-  /// variance goes with 1 / the batch an update averages, so when that batch changes from B1 to
-  /// B2 at the switch, B1 / B2 keeps v where it would have been under the second stage.
-  double second_moment_scale = 1.0;
-  /// Adapts to the change of the batch one update averages, from B1 batches under the first stage
-  /// to B2 under the second (`batches_per_update` of each; all-reduce: one per rank, an
-  /// asynchronous parameter server: one): the learning rate by `learning_rate_rule`, the second
-  /// moment times B1 / B2; on top of the two factors above.
-  bool rescale_for_batch = false;
-  /// How `rescale_for_batch` moves the learning rate with the batch.
-  enum class batch_rule {
-    linear,      ///< times B2 / B1: the linear scaling rule, SGD's (Goyal et al., 2017)
-    square_root  ///< times sqrt(B2 / B1): the square-root rule, Adam's (Malladi et al., 2022)
-  };
-  batch_rule learning_rate_rule = batch_rule::linear;
-};
-
 namespace detail {
-
-// The options of a switch, applied to the optimizer after the hand-over: `batch_ratio` is B2 / B1
-// when `rescale_for_batch` is on, else 1.
-template <class Optimizer>
-void apply_switch_options(Optimizer& o, const switch_options& options, double batch_ratio) {
-  static_assert(optim::switchable<Optimizer>,
-                "an optimizer under switch_to or alternate must provide scale_learning_rate(double) and rewarm(std::uint64_t), "
-                "which the switch calls for its options (optim::switchable): see optim/optimizer.hpp");
-  const double first_factor = options.momentum == switch_options::momentum_policy::keep    ? 1.0
-                              : options.momentum == switch_options::momentum_policy::reset ? 0.0
-                                                                                           : options.momentum_scale;
-  const double second_factor = options.second_moment_scale / batch_ratio;
-  if (first_factor != 1.0 || second_factor != 1.0) {
-    auto state = o.export_state();
-    const double factors[] = {first_factor, second_factor};
-    for (std::size_t k = 0; k < std::min<std::size_t>(2, state.slots.size()); ++k) {
-      for (auto& v : state.slots[k]) v = static_cast<std::remove_reference_t<decltype(v)>>(v * factors[k]);
-    }
-    o.import_state(std::move(state));
-  }
-  const double rate_factor =
-      options.learning_rate_rule == switch_options::batch_rule::square_root ? std::sqrt(batch_ratio) : batch_ratio;
-  if (options.learning_rate_scale * rate_factor != 1.0) o.scale_learning_rate(options.learning_rate_scale * rate_factor);
-  if (options.warmup_steps > 0) o.rewarm(options.warmup_steps);
-}
-
-// B2 / B1 for a switch from `from` to `to` under `options`: the change of the batch one update
-// averages, or 1 when the options do not rescale for it.
-template <class From, class To, class Transport>
-double switch_batch_ratio(const From& from, const To& to, const Transport& t, const switch_options& options) {
-  if (!options.rescale_for_batch) return 1.0;
-  return static_cast<double>(traits::batches_per_update(to, t)) / static_cast<double>(traits::batches_per_update(from, t));
-}
-
-// The members a strategy of stages forwards to its active stage, shared by switch_to and
-// alternate: Derived provides active(f), const and not, which calls f with the active stage.
-template <class Derived>
-class forwards_to_active {
- public:
-  /// The active stage's name (a copy: a stage's `name()` may return a temporary string).
-  [[nodiscard]] std::string name() const {
-    return self().active([](const auto& s) { return traits::name(s); });
-  }
-  /// Whether the active stage keeps replicas identical (`traits::replicated`).
-  [[nodiscard]] bool replicated() const {
-    return self().active([](const auto& s) { return traits::replicated(s); });
-  }
-  template <class Transport>
-  [[nodiscard]] std::size_t worker_count(const Transport& t) const {
-    return self().active([&](const auto& s) { return traits::worker_count(s, t); });
-  }
-  template <class Transport>
-  [[nodiscard]] std::optional<std::size_t> worker_index(const Transport& t) const {
-    return self().active([&](const auto& s) { return traits::worker_index(s, t); });
-  }
-  template <class Transport>
-  [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
-    return self().active([&](const auto& s) { return traits::batches_per_update(s, t); });
-  }
-  [[nodiscard]] bool hands_out_batches() const {
-    return self().active([](const auto& s) { return traits::hands_out_batches(s); });
-  }
-  template <class Transport, class Model, class Optimizer>
-  void serve(Transport& t, Model& m, Optimizer& o) {
-    self().active([&](auto& s) { traits::serve(s, t, m, o); });
-  }
-  template <class Transport, class Model, class Optimizer>
-  void hand_over(Transport& t, Model& m, Optimizer& o) {
-    self().active([&](auto& s) { traits::hand_over(s, t, m, o); });
-  }
-  /// Collective: the whole optimizer state, from the active stage when it shards it (a parameter
-  /// server), else this rank's.
-  template <class Transport, class Optimizer>
-  [[nodiscard]] optim::optimizer_state<typename Optimizer::value_type> assembled_state(Transport& t,
-                                                                                      const Optimizer& o) const {
-    return self().active([&](const auto& s) { return traits::assembled_state(s, t, o); });
-  }
-  /// Collective: what the active stage's progress needs from the other ranks, to rank 0.
-  template <class Transport>
-  void prepare_checkpoint(Transport& t) {
-    self().active([&](auto& s) { traits::prepare_checkpoint(s, t); });
-  }
-  template <class Transport, class Model, class Optimizer>
-  void finish(Transport& t, Model& m, Optimizer& o) {
-    self().active([&](auto& s) { traits::finish(s, t, m, o); });
-  }
-
- private:
-  const Derived& self() const { return static_cast<const Derived&>(*this); }
-  Derived& self() { return static_cast<Derived&>(*this); }
-};
-
-// The straggler samples of a synchronous stage in which every rank is a worker (see
-// `trigger::samples_steps`): each worker's compute time per step, from the end of its last step to
-// the start of this one, and its whole step, end to end, shared every `every` steps by one
-// all-gather of two numbers per worker.
-class compute_sampler {
- public:
-  // Whether a synchronous `stage` can be sampled: every rank steps, so every rank joins the gather.
-  template <class Stage, class Transport>
-  [[nodiscard]] static bool applies(const Stage& stage, const Transport& t) {
-    return !traits::hands_out_batches(stage) && traits::worker_count(stage, t) == static_cast<std::size_t>(t.size());
-  }
-
-  // A new part of an epoch: its first step has no earlier end to time from.
-  void begin_part() noexcept {
-    last_end_.reset();
-    mine_ = {};
-    timed_ = 0;
-    steps_ = 0;
-  }
-  // At the start of a step, after the worker's forward and backward pass.
-  void step_started() {
-    if (!last_end_) return;
-    mine_[0] += std::chrono::duration<double>(clock::now() - *last_end_).count();
-  }
-  // At the end of a step; every `every` steps, collective over all ranks: the sample (none when
-  // no step of the window was timed, the same on every rank).
-  template <class Transport>
-  std::optional<trigger::step_sample> step_ended(Transport& t, std::size_t every) {
-    const clock::time_point now = clock::now();
-    if (last_end_) {
-      mine_[1] += std::chrono::duration<double>(now - *last_end_).count();
-      ++timed_;
-    }
-    std::optional<trigger::step_sample> sample;
-    if (every != 0 && ++steps_ % every == 0 && timed_ != 0) {
-      for (double& each : mine_) each /= static_cast<double>(timed_);
-      const auto workers = static_cast<std::size_t>(t.size());
-      gathered_.resize(2 * workers);
-      collective::allgather(t, std::span<const double>(mine_), gathered_);
-      compute_.resize(workers);
-      whole_.resize(workers);
-      for (std::size_t w = 0; w < workers; ++w) {
-        compute_[w] = gathered_[2 * w];
-        whole_[w] = gathered_[2 * w + 1];
-      }
-      sample = trigger::summarize_steps(compute_);
-      sample->step_seconds = trigger::summarize_steps(whole_).median_seconds;
-      mine_ = {};
-      timed_ = 0;
-    }
-    last_end_ = clock::now();
-    return sample;
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-  std::optional<clock::time_point> last_end_;
-  std::array<double, 2> mine_{};  // compute and whole steps since the last sample, summed
-  std::size_t timed_ = 0;         // steps they cover
-  std::uint64_t steps_ = 0;       // steps of this part
-  std::vector<double> gathered_;  // the workers' two numbers, worker by worker
-  std::vector<double> compute_;
-  std::vector<double> whole_;
-};
-
-// One part of an epoch under a stage that a trigger watches between steps (`trigger::within_epoch`):
-// in a synchronous stage every worker counts the same batches, sees the same samples and asks the
-// trigger alike, so they stop after the same step. A stage that hands out batches asks its rule
-// instead (`stop_rule_for`); here it only steps.
-class watched_part {
- public:
-  void begin() noexcept {
-    steps_ = 0;
-    stopping_ = false;
-    sampler_.begin_part();
-  }
-  // One step of `stage`, whose trigger `when` counts from `before` batches trained before this part.
-  template <class Stage, class Trigger, class Transport, class Model, class Optimizer>
-  step_outcome step(Stage& stage, Trigger& when, std::uint64_t before, Transport& t, Model& m, Optimizer& o) {
-    const bool sampled = trigger::sample_every(when) != 0 && compute_sampler::applies(stage, t);
-    if (sampled) sampler_.step_started();
-    step_outcome outcome = traits::step(stage, t, m, o);
-    if (!traits::hands_out_batches(stage)) {
-      ++steps_;
-      trigger::progress p{before + steps_ * traits::worker_count(stage, t)};
-      if (sampled) p.sample = sampler_.step_ended(t, trigger::sample_every(when));
-      if (!stopping_ && static_cast<bool>(when.fire_at(p))) {
-        stopping_ = true;
-        outcome.last = true;
-      }
-    }
-    return outcome;
-  }
-  // The steps of this part, on each worker of a synchronous stage.
-  [[nodiscard]] std::uint64_t steps() const noexcept { return steps_; }
-  // Whether the trigger fired at one of them.
-  [[nodiscard]] bool stopping() const noexcept { return stopping_; }
-
- private:
-  std::uint64_t steps_ = 0;
-  bool stopping_ = false;
-  compute_sampler sampler_;  // the samples, for a sampling trigger
-};
-
-// Before a part of an epoch, on every rank alike: the trigger's own settings (its `validate()`,
-// when it has one), and a refusal of a sampling trigger on a stage that gives no samples.
-template <class Stage, class Trigger, class Transport>
-void check_trigger(const Stage& stage, const Trigger& when, const Transport& t) {
-  if constexpr (requires { when.validate(); }) when.validate();
-  if (trigger::sample_every(when) != 0 && !traits::hands_out_batches(stage) && !compute_sampler::applies(stage, t)) {
-    switchyard::detail::raise<usage_error>(switchyard::detail::str(
-        "a trigger that samples every ", trigger::sample_every(when), " steps cannot watch stage '",
-        traits::name(stage), "', which gives no samples: a synchronous stage is sampled only when every rank is a "
-        "worker (a synchronous parameter server's servers take no steps)"));
-  }
-}
 
 // The rule a stage that hands out batches asks before each one: `when`'s `fire_at`, counting
 // from `before` batches, with the trigger's samples. By value: the count and the trigger do not
@@ -294,6 +48,8 @@ template <class T>
 inline constexpr bool is_switch_to = false;
 template <class First, class Second, class Trigger>
 inline constexpr bool is_switch_to<switch_to<First, Second, Trigger>> = true;
+template <class First, class Second, class Trigger>
+inline constexpr bool is_switch_chain<switch_to<First, Second, Trigger>> = true;
 
 /// @brief Trains under `First` until `Trigger` fires, then under `Second`.
 ///
@@ -490,16 +246,10 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
 
   template <class Transport, class Model, class Optimizer>
   void switch_now(Transport& t, Model& m, Optimizer& o) {
-    traits::stop_when(first_, stop_rule{});
-    traits::hand_over(first_, t, m, o);
-    detail::apply_switch_options(o, options_, detail::switch_batch_ratio(first_, second_, t, options_));
     // A switch in the second slot counts epochs from the start of the run, not from now.
     if constexpr (is_switch_to<Second>) second_.last_epoch_ = last_epoch_;
-    traits::setup(second_, t, m, o);
+    detail::switch_stages(first_, second_, options_, t, m, o);
     switched_after_ = last_epoch_;
-    if (traits::replicated(second_) && checks_collectives(t)) {
-      verify_replicas(t, m, o, switchyard::detail::str("after the switch to '", std::string_view(second_.name()), "'"));
-    }
   }
 
   // One sentence per stage that is not a strategy, instead of an error deep in a member.

@@ -1,9 +1,10 @@
-// Everything a strategy may say beyond its name and its step, with the default for a strategy
-// that says nothing. The trainer and `switch_to` reach a strategy only through these functions,
-// so each default is written once, here.
+// The strategy protocol: every member a strategy may write beyond its name and its step, with the
+// default for a strategy that says nothing. The trainer, the switches and the checkpoint code reach
+// a strategy only through these functions, so each default is written once, here.
 #pragma once
 
 #include <switchyard/optim/optimizer_state.hpp>
+#include <switchyard/strategy/detail/hook_names.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/replicas.hpp>
 #include <switchyard/trigger/trigger.hpp>
@@ -18,33 +19,41 @@
 #include <type_traits>
 #include <utility>
 
-/// @brief The optional members of a strategy and their defaults.
+/// @brief The strategy protocol: the two required members, the optional ones and their defaults.
 ///
-/// | member | default | who overrides it |
-/// | --- | --- | --- |
-/// | `worker_count(t) const -> std::size_t` | `t.size()`: every rank trains | a parameter server (its servers do not) |
-/// | `worker_index(t) const -> std::optional<std::size_t>` | the rank, when below `worker_count(t)`; else empty | |
-/// | `replicated() const -> bool` | false | `all_reduce` (true: every rank holds the same model and optimizer state after every step) |
-/// | `batches_per_update(t) const -> std::size_t` | `worker_count(t)` | an asynchronous parameter server (1) |
-/// | `setup(t, m, o)` | `replicate_training_state`: rank 0's parameters and optimizer state on every rank | a parameter server (seeds its servers' shards) |
-/// | `forward_backward(t, m, batch) -> double` | `m.forward_backward(batch)` | `all_reduce` with `exchange::buckets` or `overlapped` (closes buckets, and starts reducing them, during the pass) |
-/// | `begin_epoch(t, batches)` | nothing | |
-/// | `serve(t, m, o)` | nothing: a rank without a worker index waits for the epoch's end | a parameter server's servers |
-/// | `end_epoch(t, m, o)` | nothing | a strategy whose replicas drift apart: afterwards every rank must hold the current parameters, which the trainer evaluates |
-/// | `after_epoch(t, m, o, record)` | nothing | `switch_to` (asks its trigger) |
-/// | `hand_over(t, m, o)` | nothing when `replicated()`, else `replicate_training_state` | a strategy that shards the optimizer state |
-/// | `assembled_state(t, o) const` | `o.export_state()` | a strategy that shards the optimizer state |
-/// | `finish(t, m, o)` | nothing | |
-/// | `hands_out_batches() const -> bool` | false: worker w trains batches w, w + W, w + 2W, ... of the epoch | an asynchronous parameter server (true: `step_outcome::next_batch` says which batch the worker trains next) |
-/// | `resume_at() const -> std::optional<std::size_t>` | empty | `switch_to` at a trigger inside an epoch |
-/// | `prepare_checkpoint(t)` | nothing | a parameter server with compressed pushes (each worker's error-feedback residual to rank 0, which writes the checkpoint) |
-/// | `serialize_progress(archive)` | nothing to keep | `switch_to` (its stage and trigger) |
-/// | `stop_when(stop_rule)`, `stopped_after() const` | cannot be stopped inside an epoch by a rule | a stage that hands out batches, so that a `switch_to` or an `alternate` can stop it at a step trigger |
+/// `T`: the transport, `M`: the model, `O`: the optimizer, `E`: its `value_type`, `B`: a batch.
+/// "The switches" are `switch_to` and `alternate`, which call each member on their active stage.
+///
+/// | member | signature | default | who calls it |
+/// | --- | --- | --- | --- |
+/// | `name` | `name() const`, convertible to `std::string_view` | required (`strategy::policy`) | the trainer (epoch records), `signature`'s default |
+/// | `step` | `step(T&, M&, O&) -> step_outcome` or `void` | required (`strategy::policy`) | the trainer, each worker step |
+/// | `worker_count` | `worker_count(const T&) const -> std::size_t` | `t.size()`: every rank trains (a parameter server's servers do not) | the trainer, each epoch |
+/// | `worker_index` | `worker_index(const T&) const -> std::optional<std::size_t>` | the rank, when below `worker_count(t)`; else empty | the trainer, each epoch |
+/// | `replicated` | `replicated() const -> bool` | false (`all_reduce`: true, every rank holds the same model and optimizer state after every step) | `hand_over`'s default; the switches (checked replicas) |
+/// | `batches_per_update` | `batches_per_update(const T&) const -> std::size_t` | `worker_count(t)` (an asynchronous parameter server: 1) | `setup` (the schedule's stride); the switches (`switch_options::rescale_for_batch`) |
+/// | `hands_out_batches` | `hands_out_batches() const -> bool` | false: worker w trains batches w, w + W, w + 2W, ...; true: `step_outcome::next_batch` names the next | the trainer, each epoch |
+/// | `setup` | `setup(T&, M&, O&)` | `replicate_training_state`: rank 0's parameters and optimizer state on every rank | the trainer, once; the switches, on the stage they enter |
+/// | `forward_backward` | `forward_backward(T&, M&, const B&) -> double` | `m.forward_backward(batch)` (`all_reduce` with `exchange::buckets` or `overlapped` closes buckets during the pass; overlapped, it reduces them there) | the trainer, each worker step before `step` |
+/// | `begin_epoch` | `begin_epoch(T&, std::size_t batches)` | nothing | the trainer, before each part of an epoch |
+/// | `serve` | `serve(T&, M&, O&)` | nothing: a rank without a worker index waits for the epoch's end | the trainer, on ranks without a worker index |
+/// | `end_epoch` | `end_epoch(T&, M&, O&)` | nothing (afterwards every rank must hold the current parameters, which the trainer evaluates) | the trainer, after each part of an epoch |
+/// | `after_epoch` | `after_epoch(T&, M&, O&, const train::epoch_record&)` | nothing | the trainer, after each epoch's record |
+/// | `hand_over` | `hand_over(T&, M&, O&)` | nothing when `replicated()`, else `replicate_training_state` | the switches, on the stage they leave |
+/// | `assembled_state` | `assembled_state(T&, const O&) const -> optim::optimizer_state<E>` | `o.export_state()` (a strategy that shards the optimizer state assembles it) | the trainer, for each checkpoint |
+/// | `finish` | `finish(T&, M&, O&)` | nothing | the trainer, at the end of `fit` |
+/// | `resume_at` | `resume_at() const -> std::optional<std::size_t>` | empty (a switch inside the epoch: the batches of the part before it) | the trainer, after `end_epoch` |
+/// | `prepare_checkpoint` | `prepare_checkpoint(T&)` | nothing (a parameter server with compressed pushes gathers its residuals to rank 0) | the trainer, before each checkpoint |
+/// | `serialize_progress` | `serialize_progress(Archive&)`, Boost.Serialization style | nothing to keep | the checkpoint (`train::encode_progress`, `decode_progress`); the switches, on both stages |
+/// | `stop_when` | `stop_when(stop_rule)` | cannot be stopped inside an epoch by a rule | the switches with a step trigger, on a stage that hands out batches |
+/// | `stopped_after` | `stopped_after() const -> std::optional<std::size_t>` | empty; written with `stop_when`, both or neither | the switches, after `end_epoch` |
+/// | `signature` | `signature() const`, convertible to `std::string` | `name()`; a switch chain (`is_switch_chain`): its stages' signatures | the checkpoint (`train::strategy_signature`: `write_checkpoints`, `resume`) |
 ///
 /// After `setup`, the optimizer's schedule counts `batches_per_update(t)` batches per update
-/// (`set_schedule_stride`, when the optimizer has it), for every strategy. A query member (the
-/// rows marked `const`) written without `const` or with another return type stops the build with
-/// one sentence naming it, rather than being passed over for the default.
+/// (`set_schedule_stride`, when the optimizer has it), for every strategy. A member named like an
+/// optional one that cannot be called as that member stops the build with one sentence naming the
+/// signature expected, rather than being passed over for the default: a query member (the rows
+/// marked `const`) written without `const` or with another return type is named as such.
 namespace switchyard::strategy {
 
 /// @brief What stops a stage's hand-out of batches inside an epoch (`traits::stop_when`).
@@ -57,6 +66,20 @@ struct stop_rule {
   /// Requests per worker between two samples; 0: no samples.
   std::size_t sample_every = 0;
 };
+
+/// @brief Whether `Strategy` is a chain of two stages, `first()` then `second()`, which a checkpoint
+/// signs stage by stage (`traits::signature`): true for `switch_to` and `alternate`.
+///
+/// A strategy of the user's is signed as itself, by its `signature()` or `name()`, whatever members
+/// it has; one that keeps its stages' progress one after the other, as `switch_to` does, may
+/// specialize this to true and is then signed `"first>second"`.
+template <class Strategy>
+inline constexpr bool is_switch_chain = false;
+
+/// @brief Whether a switch chain goes back and forth (`alternate`), which keeps its progress in
+/// another layout: signed `"(first<>second)"`.
+template <class Strategy>
+inline constexpr bool switches_both_ways = false;
 
 }  // namespace switchyard::strategy
 
@@ -72,6 +95,9 @@ template <class Strategy, class Transport>
   } else {
     static_assert(!requires(Strategy& s) { s.worker_count(t); },
                   "a strategy's worker_count(t) must be a const member function");
+    static_assert(requires(Strategy& s) { s.worker_count(t); } || !detail::has_member_worker_count<Strategy>,
+                  "the strategy has a member `worker_count` that cannot be called as `worker_count(const Transport&) "
+                  "const -> std::size_t`: give it that signature or another name (the protocol: strategy/traits.hpp)");
     return static_cast<std::size_t>(t.size());
   }
 }
@@ -86,6 +112,10 @@ template <class Strategy, class Transport>
   } else {
     static_assert(!requires(Strategy& s) { s.worker_index(t); },
                   "a strategy's worker_index(t) must be a const member function");
+    static_assert(requires(Strategy& s) { s.worker_index(t); } || !detail::has_member_worker_index<Strategy>,
+                  "the strategy has a member `worker_index` that cannot be called as `worker_index(const Transport&) "
+                  "const -> std::optional<std::size_t>`: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
     const auto rank = static_cast<std::size_t>(t.rank());
     if (rank < worker_count(strategy, t)) return rank;
     return std::nullopt;
@@ -103,6 +133,9 @@ template <class Strategy>
   } else {
     static_assert(!requires(Strategy& s) { s.replicated(); },
                   "a strategy's replicated() must be a const member function");
+    static_assert(requires(Strategy& s) { s.replicated(); } || !detail::has_member_replicated<Strategy>,
+                  "the strategy has a member `replicated` that cannot be called as `replicated() const -> bool`: "
+                  "give it that signature or another name (the protocol: strategy/traits.hpp)");
     return false;
   }
 }
@@ -118,6 +151,11 @@ template <class Strategy, class Transport>
   } else {
     static_assert(!requires(Strategy& s) { s.batches_per_update(t); },
                   "a strategy's batches_per_update(t) must be a const member function");
+    static_assert(requires(Strategy& s) { s.batches_per_update(t); } ||
+                      !detail::has_member_batches_per_update<Strategy>,
+                  "the strategy has a member `batches_per_update` that cannot be called as `batches_per_update(const "
+                  "Transport&) const -> std::size_t`: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
     return worker_count(strategy, t);
   }
 }
@@ -132,6 +170,9 @@ template <class Strategy>
   } else {
     static_assert(!requires(Strategy& s) { s.hands_out_batches(); },
                   "a strategy's hands_out_batches() must be a const member function");
+    static_assert(requires(Strategy& s) { s.hands_out_batches(); } || !detail::has_member_hands_out_batches<Strategy>,
+                  "the strategy has a member `hands_out_batches` that cannot be called as `hands_out_batches() const "
+                  "-> bool`: give it that signature or another name (the protocol: strategy/traits.hpp)");
     return false;
   }
 }
@@ -143,6 +184,9 @@ void setup(Strategy& strategy, Transport& t, Model& m, Optimizer& o) {
   if constexpr (requires { strategy.setup(t, m, o); }) {
     strategy.setup(t, m, o);
   } else {
+    static_assert(!detail::has_member_setup<Strategy>,
+                  "the strategy has a member `setup` that cannot be called as `setup(Transport&, Model&, "
+                  "Optimizer&)`: give it that signature or another name (the protocol: strategy/traits.hpp)");
     replicate_training_state(t, m, o);
   }
   if constexpr (requires { o.set_schedule_stride(std::uint64_t{1}); }) {
@@ -168,28 +212,57 @@ double forward_backward(Strategy& strategy, Transport& t, Model& m, const Batch&
   if constexpr (requires { strategy.forward_backward(t, m, batch); }) {
     return strategy.forward_backward(t, m, batch);
   } else {
+    static_assert(!detail::has_member_forward_backward<Strategy>,
+                  "the strategy has a member `forward_backward` that cannot be called as "
+                  "`forward_backward(Transport&, Model&, const Batch&) -> double`: give it that signature or another "
+                  "name (the protocol: strategy/traits.hpp)");
     return m.forward_backward(batch);
   }
 }
 
 template <class Strategy, class Transport>
 void begin_epoch(Strategy& strategy, Transport& t, std::size_t batches) {
-  if constexpr (requires { strategy.begin_epoch(t, batches); }) strategy.begin_epoch(t, batches);
+  if constexpr (requires { strategy.begin_epoch(t, batches); }) {
+    strategy.begin_epoch(t, batches);
+  } else {
+    static_assert(!detail::has_member_begin_epoch<Strategy>,
+                  "the strategy has a member `begin_epoch` that cannot be called as `begin_epoch(Transport&, "
+                  "std::size_t)`: give it that signature or another name (the protocol: strategy/traits.hpp)");
+  }
 }
 
 template <class Strategy, class Transport, class Model, class Optimizer>
 void serve(Strategy& strategy, Transport& t, Model& m, Optimizer& o) {
-  if constexpr (requires { strategy.serve(t, m, o); }) strategy.serve(t, m, o);
+  if constexpr (requires { strategy.serve(t, m, o); }) {
+    strategy.serve(t, m, o);
+  } else {
+    static_assert(!detail::has_member_serve<Strategy>,
+                  "the strategy has a member `serve` that cannot be called as `serve(Transport&, Model&, "
+                  "Optimizer&)`: give it that signature or another name (the protocol: strategy/traits.hpp)");
+  }
 }
 
 template <class Strategy, class Transport, class Model, class Optimizer>
 void end_epoch(Strategy& strategy, Transport& t, Model& m, Optimizer& o) {
-  if constexpr (requires { strategy.end_epoch(t, m, o); }) strategy.end_epoch(t, m, o);
+  if constexpr (requires { strategy.end_epoch(t, m, o); }) {
+    strategy.end_epoch(t, m, o);
+  } else {
+    static_assert(!detail::has_member_end_epoch<Strategy>,
+                  "the strategy has a member `end_epoch` that cannot be called as `end_epoch(Transport&, Model&, "
+                  "Optimizer&)`: give it that signature or another name (the protocol: strategy/traits.hpp)");
+  }
 }
 
 template <class Strategy, class Transport, class Model, class Optimizer, class Record>
 void after_epoch(Strategy& strategy, Transport& t, Model& m, Optimizer& o, const Record& record) {
-  if constexpr (requires { strategy.after_epoch(t, m, o, record); }) strategy.after_epoch(t, m, o, record);
+  if constexpr (requires { strategy.after_epoch(t, m, o, record); }) {
+    strategy.after_epoch(t, m, o, record);
+  } else {
+    static_assert(!detail::has_member_after_epoch<Strategy>,
+                  "the strategy has a member `after_epoch` that cannot be called as `after_epoch(Transport&, Model&, "
+                  "Optimizer&, const train::epoch_record&)`: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
+  }
 }
 
 /// Collective: afterwards every rank holds the whole training state, ready for another stage.
@@ -197,8 +270,11 @@ template <class Strategy, class Transport, class Model, class Optimizer>
 void hand_over(Strategy& strategy, Transport& t, Model& m, Optimizer& o) {
   if constexpr (requires { strategy.hand_over(t, m, o); }) {
     strategy.hand_over(t, m, o);
-  } else if (!replicated(strategy)) {
-    replicate_training_state(t, m, o);
+  } else {
+    static_assert(!detail::has_member_hand_over<Strategy>,
+                  "the strategy has a member `hand_over` that cannot be called as `hand_over(Transport&, Model&, "
+                  "Optimizer&)`: give it that signature or another name (the protocol: strategy/traits.hpp)");
+    if (!replicated(strategy)) replicate_training_state(t, m, o);
   }
 }
 
@@ -216,13 +292,23 @@ template <class Strategy, class Transport, class Optimizer>
   } else {
     static_assert(!requires(Strategy& s) { s.assembled_state(t, o); },
                   "a strategy's assembled_state(t, o) must be a const member function");
+    static_assert(requires(Strategy& s) { s.assembled_state(t, o); } || !detail::has_member_assembled_state<Strategy>,
+                  "the strategy has a member `assembled_state` that cannot be called as `assembled_state(Transport&, "
+                  "const Optimizer&) const -> optim::optimizer_state<value_type>`: give it that signature or another "
+                  "name (the protocol: strategy/traits.hpp)");
     return optim::optimizer_state<typename Optimizer::value_type>(o.export_state());
   }
 }
 
 template <class Strategy, class Transport, class Model, class Optimizer>
 void finish(Strategy& strategy, Transport& t, Model& m, Optimizer& o) {
-  if constexpr (requires { strategy.finish(t, m, o); }) strategy.finish(t, m, o);
+  if constexpr (requires { strategy.finish(t, m, o); }) {
+    strategy.finish(t, m, o);
+  } else {
+    static_assert(!detail::has_member_finish<Strategy>,
+                  "the strategy has a member `finish` that cannot be called as `finish(Transport&, Model&, "
+                  "Optimizer&)`: give it that signature or another name (the protocol: strategy/traits.hpp)");
+  }
 }
 
 /// After `end_epoch`: set when the stage changed inside the epoch, after that many of the batches
@@ -236,6 +322,10 @@ template <class Strategy>
   } else {
     static_assert(!requires(Strategy& s) { s.resume_at(); },
                   "a strategy's resume_at() must be a const member function");
+    static_assert(requires(Strategy& s) { s.resume_at(); } || !detail::has_member_resume_at<Strategy>,
+                  "the strategy has a member `resume_at` that cannot be called as `resume_at() const -> "
+                  "std::optional<std::size_t>`: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
     return std::nullopt;
   }
 }
@@ -244,13 +334,27 @@ template <class Strategy>
 /// `serialize_progress` saves there from the other ranks.
 template <class Strategy, class Transport>
 void prepare_checkpoint(Strategy& strategy, Transport& t) {
-  if constexpr (requires { strategy.prepare_checkpoint(t); }) strategy.prepare_checkpoint(t);
+  if constexpr (requires { strategy.prepare_checkpoint(t); }) {
+    strategy.prepare_checkpoint(t);
+  } else {
+    static_assert(!detail::has_member_prepare_checkpoint<Strategy>,
+                  "the strategy has a member `prepare_checkpoint` that cannot be called as "
+                  "`prepare_checkpoint(Transport&)`: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
+  }
 }
 
 /// Saves or loads what the strategy keeps across epochs (Boost.Serialization style).
 template <class Strategy, class Archive>
 void serialize_progress(Strategy& strategy, Archive& archive) {
-  if constexpr (requires { strategy.serialize_progress(archive); }) strategy.serialize_progress(archive);
+  if constexpr (requires { strategy.serialize_progress(archive); }) {
+    strategy.serialize_progress(archive);
+  } else {
+    static_assert(!detail::has_member_serialize_progress<Strategy>,
+                  "the strategy has a member `serialize_progress` that cannot be called as "
+                  "`serialize_progress(Archive&)`: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
+  }
 }
 
 /// Whether a rule can stop the strategy's hand-out of batches inside an epoch.
@@ -270,7 +374,14 @@ constexpr void check_stoppable() {
   } else {
     static_assert(!requires(Strategy& s) { s.stopped_after(); },
                   "a strategy's stopped_after() must be a const member function");
+    static_assert(!detail::has_member_stopped_after<Strategy>,
+                  "the strategy has a member `stopped_after` that cannot be called as `stopped_after() const -> "
+                  "std::optional<std::size_t>`: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
   }
+  static_assert(requires(Strategy& s) { s.stop_when(stop_rule{}); } || !detail::has_member_stop_when<Strategy>,
+                "the strategy has a member `stop_when` that cannot be called as `stop_when(strategy::stop_rule)`: "
+                "give it that signature or another name (the protocol: strategy/traits.hpp)");
   static_assert(!requires(Strategy& s) { s.stop_when(stop_rule{}); } ||
                     requires(const Strategy& cs) { cs.stopped_after(); },
                 "a strategy with stop_when(rule) must also provide stopped_after() const, returning "
@@ -297,6 +408,60 @@ template <class Strategy>
     return strategy.stopped_after();
   } else {
     return std::nullopt;
+  }
+}
+
+/// Whether the strategy keeps progress across epochs in a checkpoint, written and read through
+/// `Archive`: its `serialize_progress(archive)`.
+template <class Strategy, class Archive>
+[[nodiscard]] constexpr bool keeps_progress() {
+  if constexpr (requires(Strategy& s, Archive& a) { s.serialize_progress(a); }) {
+    return true;
+  } else {
+    static_assert(!detail::has_member_serialize_progress<std::remove_cv_t<Strategy>>,
+                  "the strategy has a member `serialize_progress` that cannot be called as "
+                  "`serialize_progress(Archive&)`: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
+    return false;
+  }
+}
+
+/// @brief What a checkpoint must match to be resumed under `strategy`: its `signature()`, or its
+/// `name()`; for a switch chain (`is_switch_chain`), its stages' signatures in order.
+///
+/// `"allreduce"` for a plain strategy, `"ps>allreduce"` for a `switch_to`, `"ps>allreduce>ps"` for a
+/// chain nested in its second stage and `"(ps>allreduce)>ps"` for one nested in its first (the two
+/// chains keep their progress in the same bytes, so the signature tells them apart);
+/// `"(allreduce<>ps)"` for an `alternate`, whose progress is another layout again. Unlike `name()`
+/// of a switch, it does not change with the active stage.
+template <class Strategy>
+[[nodiscard]] std::string signature(const Strategy& strategy) {
+  if constexpr (is_switch_chain<Strategy> && switches_both_ways<Strategy>) {
+    // Appended one by one: g++ 12 at -O3 warns (-Wrestrict) on a chain of operator+ that starts
+    // from a literal.
+    std::string both = "(";
+    both += signature(strategy.first());
+    both += "<>";
+    both += signature(strategy.second());
+    both += ')';
+    return both;
+  } else if constexpr (is_switch_chain<Strategy>) {
+    std::string first = signature(strategy.first());
+    if constexpr (is_switch_chain<std::remove_cvref_t<decltype(strategy.first())>>) first = "(" + first + ")";
+    return first + ">" + signature(strategy.second());
+  } else if constexpr (requires {
+                         { strategy.signature() } -> std::convertible_to<std::string>;
+                       }) {
+    return std::string(strategy.signature());
+  } else {
+    static_assert(!detail::has_member_signature<Strategy>,
+                  "the strategy has a member `signature` that cannot be called as `signature() const`, returning "
+                  "something convertible to std::string: give it that signature or another name (the protocol: "
+                  "strategy/traits.hpp)");
+    static_assert(requires {
+                    { strategy.name() } -> std::convertible_to<std::string_view>;
+                  }, "a checkpointed strategy needs a const name(): see strategy/policy.hpp");
+    return std::string(std::string_view(strategy.name()));
   }
 }
 

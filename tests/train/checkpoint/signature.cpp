@@ -24,11 +24,20 @@ struct local_sgd {
   [[nodiscard]] std::string_view name() const noexcept { return "localsgd"; }
 };
 
-// A user's chain of stages, not a switch_to: first() and second() are all the signature reads.
+// A user's strategy that happens to have first() and second(): not a switch chain, so it is signed
+// by its own name, whatever its members are called.
+struct pair_of_rates {
+  [[nodiscard]] std::string_view name() const noexcept { return "pair"; }
+  [[nodiscard]] double first() const noexcept { return 0.1; }
+  [[nodiscard]] double second() const noexcept { return 0.01; }
+};
+
+// A user's chain of stages, not a switch_to, that asks to be signed as one (is_switch_chain).
 template <class First, class Second>
 struct user_chain {
   First a;
   Second b;
+  [[nodiscard]] std::string_view name() const noexcept { return "user_chain"; }
   [[nodiscard]] const First& first() const { return a; }
   [[nodiscard]] const Second& second() const { return b; }
 };
@@ -40,7 +49,19 @@ struct named {
 
 }  // namespace
 
-TEST_CASE("checkpoint.signature.user: a user's stages through first() and second(), whatever name() returns") {
+template <class First, class Second>
+inline constexpr bool sy::strategy::is_switch_chain<user_chain<First, Second>> = true;
+
+TEST_CASE("checkpoint.signature.user: a user's strategy is signed as itself, first() and second() or not") {
+  CHECK(sy::train::strategy_signature(pair_of_rates{}) == "pair");
+  CHECK(sy::strategy::traits::signature(pair_of_rates{}) == "pair");
+  using epochs_1 = sy::trigger::after_epochs<1>;
+  CHECK(sy::train::strategy_signature(sy::strategy::switch_to<pair_of_rates, local_sgd, epochs_1>{}) == "pair>localsgd");
+  CHECK(sy::train::strategy_signature(sy::strategy::switch_to<local_sgd, pair_of_rates, epochs_1>{}) == "localsgd>pair");
+}
+
+TEST_CASE("checkpoint.signature.user_chain: a user's chain that specializes is_switch_chain, through first() and "
+          "second(), whatever name() returns") {
   CHECK(sy::train::strategy_signature(named{"mine"}) == "mine");
   const user_chain<named, local_sgd> two{{"a"}, {}};
   CHECK(sy::train::strategy_signature(two) == "a>localsgd");

@@ -4,6 +4,7 @@
 
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/sequence.hpp>
+#include <switchyard/strategy/traits.hpp>
 
 #include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
@@ -39,7 +40,7 @@ void decode_progress(Strategy& strategy, std::span<const std::uint8_t> bytes, st
 
 template <class Strategy>
 std::vector<std::uint8_t> encode_progress(Strategy& strategy) {
-  if constexpr (requires(boost::archive::binary_oarchive & a) { strategy.serialize_progress(a); }) {
+  if constexpr (switchyard::strategy::traits::keeps_progress<Strategy, boost::archive::binary_oarchive>()) {
     std::ostringstream out(std::ios::binary);
     {
       boost::archive::binary_oarchive archive(out, boost::archive::no_header);
@@ -54,7 +55,7 @@ std::vector<std::uint8_t> encode_progress(Strategy& strategy) {
 
 template <class Strategy>
 void decode_progress(Strategy& strategy, std::span<const std::uint8_t> bytes, std::string_view name) {
-  if constexpr (requires(boost::archive::binary_iarchive & a) { strategy.serialize_progress(a); }) {
+  if constexpr (switchyard::strategy::traits::keeps_progress<Strategy, boost::archive::binary_iarchive>()) {
     // Decoded into a copy when the strategy can be copied, so that bytes that fail partway leave
     // it as it was; a move-only strategy is decoded in place.
     constexpr bool in_copy = std::copy_constructible<Strategy> && std::is_move_assignable_v<Strategy>;
