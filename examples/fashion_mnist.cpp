@@ -33,7 +33,9 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
   const sy::train::history& h = r.history;
   const training_totals trained = totals(h);
   // A count of server ranks, or the string "colocated".
-  json servers = c.strategy == "allreduce" ? json(0) : colocated_servers(c) ? json("colocated") : json(std::stoul(c.servers));
+  json servers = c.strategy == "allreduce" ? json(0)
+                 : colocated_servers(c)     ? json("colocated")
+                                            : json(std::stoul(c.servers));
   write_json_file(c.summary, {{"strategy", strategy_label(c)},
                               {"model", c.model},
                               {"optimizer", c.optimizer},

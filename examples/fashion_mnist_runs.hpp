@@ -100,8 +100,8 @@ inline straggler parse_straggler(const std::string& text) {
   // Not a number counts as 0, which is refused.
   const double factor = colon == std::string::npos ? 0.0 : finite_number(text.substr(colon + 1)).value_or(0.0);
   if (!rank || *rank > 255 || factor < 1.0) {
-    throw sy::usage_error(
-        fmt::format("expected RANK:FACTOR, a rank from 0 and a finite factor >= 1 (for example 3:2.0), got '{}'", text));
+    throw sy::usage_error(fmt::format(
+        "expected RANK:FACTOR, a rank from 0 and a finite factor >= 1 (for example 3:2.0), got '{}'", text));
   }
   return {static_cast<int>(*rank), factor};
 }
@@ -135,7 +135,8 @@ inline std::optional<sy::transport::fault_plan> parse_fault(const std::string& t
     return plan;
   }
   throw sy::usage_error(fmt::format(
-      "expected fail:RANK:MESSAGES, slow:RANK:MICROSECONDS or delay:MICROSECONDS, each a whole number, got '{}'", text));
+      "expected fail:RANK:MESSAGES, slow:RANK:MICROSECONDS or delay:MICROSECONDS, each a whole number, got '{}'",
+      text));
 }
 
 // What a run leaves for the summary: the epochs, and the parameter servers' measurements summed
