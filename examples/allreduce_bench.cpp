@@ -2,6 +2,8 @@
 // all-reduce algorithm over a sweep of message sizes, in process (one thread per rank) or under
 // mpirun, where raw MPI_Allreduce is timed in the same run as the baseline.
 // docs/performance.md describes the method and records the results.
+#include "json_output.hpp"
+#include "startup_checks.hpp"
 
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/core/operations.hpp>
@@ -12,7 +14,6 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <fmt/os.h>
 
 #include <algorithm>
 #include <chrono>
@@ -216,18 +217,22 @@ void print_table(const std::vector<record>& records, const settings& s, std::str
 }
 
 void write_json(const std::string& path, const std::vector<record>& records, const settings& s) {
-  auto out = fmt::output_file(path);
-  out.print("[\n");
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const record& r = records[i];
-    out.print(
-        "  {{\"transport\": \"{}\", \"algorithm\": \"{}\", \"ranks\": {}, \"bytes\": {}, \"type\": \"{}\", "
-        "\"trials\": {}, \"calls_per_trial\": {}, \"median_s\": {}, \"min_s\": {}, \"max_s\": {}, "
-        "\"algbw_gbps\": {}, \"busbw_gbps\": {}}}{}\n",
-        r.transport, r.algorithm, r.ranks, r.bytes, s.type, s.trials, r.calls_per_trial, r.median_s, r.min_s, r.max_s,
-        r.algbw_gbps, r.busbw_gbps, i + 1 < records.size() ? "," : "");
+  example::json list = example::json::array();
+  for (const record& r : records) {
+    list.push_back({{"transport", r.transport},
+                    {"algorithm", r.algorithm},
+                    {"ranks", r.ranks},
+                    {"bytes", r.bytes},
+                    {"type", s.type},
+                    {"trials", s.trials},
+                    {"calls_per_trial", r.calls_per_trial},
+                    {"median_s", r.median_s},
+                    {"min_s", r.min_s},
+                    {"max_s", r.max_s},
+                    {"algbw_gbps", r.algbw_gbps},
+                    {"busbw_gbps", r.busbw_gbps}});
   }
-  out.print("]\n");
+  example::write_json_file(path, list);
 }
 
 void report(const std::vector<record>& records, const settings& s, std::string_view what) {
@@ -338,7 +343,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--min-trial-seconds", s.min_trial_seconds,
                  "Calls per trial are doubled until a trial lasts at least this long")
-      ->check(CLI::PositiveNumber)
+      ->check(example::finite_positive())
       ->capture_default_str();
   app.add_option("--type", s.type, "Element type")->check(CLI::IsMember({"float", "double"}))->capture_default_str();
   app.add_option("--json", s.json, "Write one JSON record per (transport, algorithm, ranks, bytes) to this file");

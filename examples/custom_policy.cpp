@@ -4,6 +4,8 @@
 //
 //   build/examples/custom_policy --ranks 4 --epochs 6 --period 8 --switch-accuracy 0.84
 //   build/examples/custom_policy --strategy local --period 16 --expect-accuracy 0.8
+#include "startup_checks.hpp"
+
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
@@ -169,17 +171,20 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--switch-accuracy", c.switch_accuracy,
                  "With --strategy switch: the test accuracy (0 to 1) after which all-reduce takes over")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(example::finite_range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
-  app.add_option("--lr", c.lr, "Adam's learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--seed", c.seed, "Seed of the initial model and the data order")->capture_default_str();
+  app.add_option("--lr", c.lr, "Adam's learning rate")->check(example::finite_positive())->capture_default_str();
+  app.add_option("--seed", c.seed, "Seed of the initial model and the data order")
+      ->check(example::whole_number())
+      ->capture_default_str();
   app.add_option("--train-limit", c.train_limit, "Train on the first N training examples only (0: all of them)")
+      ->check(example::whole_number())
       ->capture_default_str();
   app.add_option("--data", c.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
   app.add_option("--expect-accuracy", c.expect_accuracy,
                  "Exit with a failure unless the final test accuracy (0 to 1) reaches this")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(example::finite_range(0.0, 1.0));
   app.add_flag("--expect-switch", c.expect_switch, "Exit with a failure unless the switch to all-reduce happened");
   app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
   CLI11_PARSE(app, argc, argv);
@@ -194,6 +199,7 @@ int main(int argc, char** argv) {
                                                    "test accuracy",
                                                    c.period, 100.0 * c.switch_accuracy));
     const sy::nn::blas_threads_scope blas{1};  // one OpenBLAS thread per rank thread
+    example::warn_of_blas_kernels("custom_policy");
     const std::vector<rank_result> ranks = sy::transport::run_inproc(c.ranks, [&](sy::transport::inproc& t) {
       if (c.strategy == "local") return train(t, local_sgd{c.period}, c, train_set, *data.test);
       using local_then_all_reduce = sy::strategy::switch_to<local_sgd, sy::strategy::all_reduce<>, accuracy_reached>;

@@ -10,7 +10,6 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <fmt/os.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,30 +21,48 @@ using namespace example;
 
 namespace {
 
+// The strategy as the summary names it: allreduce, ps:async, ps>allreduce, allreduce<>ps, ...
+std::string strategy_label(const config& c) {
+  if (c.strategy == "ps") return fmt::format("ps:{}", c.consistency);
+  if (c.strategy == "switch") return fmt::format("{}>{}", c.first, c.second);
+  if (c.strategy == "adaptive") return "allreduce<>ps";
+  return c.strategy;
+}
+
 void write_summary(const config& c, int ranks, std::size_t train_examples, const run_result& r) {
   const sy::train::history& h = r.history;
   const training_totals trained = totals(h);
-  std::string strategy = c.strategy;
-  if (c.strategy == "ps") strategy = fmt::format("ps:{}", c.consistency);
-  if (c.strategy == "switch") strategy = fmt::format("{}>{}", c.first, c.second);
-  if (c.strategy == "adaptive") strategy = "allreduce<>ps";
   // A count of server ranks, or the string "colocated".
-  const std::string servers = c.strategy == "allreduce" ? "0" : colocated_servers(c) ? "\"colocated\"" : c.servers;
-  auto out = fmt::output_file(c.summary);
-  out.print(
-      "{{\"strategy\": \"{}\", \"model\": \"{}\", \"optimizer\": \"{}\", \"ranks\": {}, \"servers\": {}, "
-      "\"compress\": \"{}\", \"ps_compress\": \"{}\", \"ps_pipeline\": {}, \"switch_rescale\": \"{}\", \"exchange\": \"{}\", \"bucket_kb\": {}, \"buckets\": {}, "
-      "\"straggler\": \"{}\", \"train_examples\": {}, \"epochs\": {}, \"batch_per_worker\": {}, \"test_accuracy\": {:.6f}, "
-      "\"test_loss\": {:.6f}, \"wall_seconds\": {:.3f}, \"train_seconds\": {:.3f}, "
-      "\"train_samples_per_second\": {:.1f}, \"max_staleness\": {}, \"mean_staleness\": {:.3f}, "
-      "\"server_busy_fraction\": {:.3f}, \"worker_wait_seconds\": {:.3f}, \"dropped_share\": {:.4f}, "
-      "\"switches\": [{}]}}\n",
-      strategy, c.model, c.optimizer, ranks, servers, c.compress, c.ps_compress, c.ps_pipeline,
-      c.switch_rescale, c.exchange, c.bucket_kb, r.buckets, c.straggler, train_examples,
-      h.epochs.size(), c.batch,
-      h.last().test_accuracy, h.last().test_loss, h.last().wall_seconds, trained.train_seconds,
-      trained.samples_per_second(), r.max_staleness, r.mean_staleness,
-      r.server_busy_fraction, r.worker_wait_seconds, r.dropped_share, quoted_list(r.switches));
+  json servers = c.strategy == "allreduce" ? json(0)
+                 : colocated_servers(c)     ? json("colocated")
+                                            : json(std::stoul(c.servers));
+  write_json_file(c.summary, {{"strategy", strategy_label(c)},
+                              {"model", c.model},
+                              {"optimizer", c.optimizer},
+                              {"ranks", ranks},
+                              {"servers", std::move(servers)},
+                              {"compress", c.compress},
+                              {"ps_compress", c.ps_compress},
+                              {"ps_pipeline", c.ps_pipeline},
+                              {"switch_rescale", c.switch_rescale},
+                              {"exchange", c.exchange},
+                              {"bucket_kb", c.bucket_kb},
+                              {"buckets", r.buckets},
+                              {"straggler", c.straggler},
+                              {"train_examples", train_examples},
+                              {"epochs", h.epochs.size()},
+                              {"batch_per_worker", c.batch},
+                              {"test_accuracy", rounded(h.last().test_accuracy, 6)},
+                              {"test_loss", rounded(h.last().test_loss, 6)},
+                              {"wall_seconds", rounded(h.last().wall_seconds, 3)},
+                              {"train_seconds", rounded(trained.train_seconds, 3)},
+                              {"train_samples_per_second", rounded(trained.samples_per_second(), 1)},
+                              {"max_staleness", r.max_staleness},
+                              {"mean_staleness", rounded(r.mean_staleness, 3)},
+                              {"server_busy_fraction", rounded(r.server_busy_fraction, 3)},
+                              {"worker_wait_seconds", rounded(r.worker_wait_seconds, 3)},
+                              {"dropped_share", rounded(r.dropped_share, 4)},
+                              {"switches", r.switches}});
 }
 
 }  // namespace
@@ -54,7 +71,9 @@ int main(int argc, char** argv) {
   config c;
   CLI::App app{"Train on Fashion-MNIST with a switchyard strategy (in process, or under mpirun)"};
   add_training_options(app, c);
-  app.add_option("--strategy", c.strategy, "Training strategy")
+  app.add_option("--strategy", c.strategy,
+                 "Training strategy (adaptive: its defaults are for in-process runs; --straggler-every gives the "
+                 "settings for dedicated hosts)")
       ->check(CLI::IsMember({"allreduce", "ps", "switch", "adaptive"}))
       ->capture_default_str();
   app.add_option("--first", c.first, "With --strategy switch: the first stage")
@@ -70,10 +89,13 @@ int main(int argc, char** argv) {
   rank_world world(argc, argv, c.ranks, colocated_servers(c));
   try {
     check_settings(c);
+    check_world(c, world.size());
     const auto data = load_data(c);
+    check_data(c, world.size(), data.train->size());
     // Once per process, before the ranks start: the budget is process-wide.
     const sy::nn::blas_threads_scope blas{c.blas_threads};
     if (world.rank() == 0) {
+      warn_of_blas_kernels("fashion_mnist");
       fmt::print("{} on Fashion-MNIST{}, {}, {}\n", c.model, examples_text(c, data), world.describe(), c.strategy);
     }
     const run_result result = world.run(c, data);

@@ -4,6 +4,8 @@
 // process, or the processes of an MPI job). The run itself is in fashion_mnist_train.hpp.
 #pragma once
 
+#include "startup_checks.hpp"
+
 #include <switchyard/collective/barrier.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/history.hpp>
@@ -28,6 +30,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -93,18 +96,14 @@ struct straggler {
 inline straggler parse_straggler(const std::string& text) {
   if (text.empty()) return {};
   const auto colon = text.find(':');
-  straggler s;
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument(text);
-    s.rank = std::stoi(text.substr(0, colon));
-    s.factor = std::stod(text.substr(colon + 1));
-  } catch (const std::logic_error&) {
-    throw sy::usage_error(fmt::format("--straggler takes RANK:FACTOR (for example 3:2.0), got '{}'", text));
+  const std::optional<std::uint64_t> rank = count_number(text.substr(0, colon));
+  // Not a number counts as 0, which is refused.
+  const double factor = colon == std::string::npos ? 0.0 : finite_number(text.substr(colon + 1)).value_or(0.0);
+  if (!rank || *rank > 255 || factor < 1.0) {
+    throw sy::usage_error(fmt::format(
+        "expected RANK:FACTOR, a rank from 0 and a finite factor >= 1 (for example 3:2.0), got '{}'", text));
   }
-  if (s.rank < 0 || s.factor < 1.0) {
-    throw sy::usage_error(fmt::format("--straggler needs a rank >= 0 and a factor >= 1, got '{}'", text));
-  }
-  return s;
+  return {static_cast<int>(*rank), factor};
 }
 
 // --fault fail:RANK:K | slow:RANK:MICROSECONDS | delay:MICROSECONDS: the run's transport goes
@@ -119,26 +118,25 @@ inline std::optional<sy::transport::fault_plan> parse_fault(const std::string& t
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
+  const auto number = [&](std::size_t k) { return count_number(parts[k]); };
   sy::transport::fault_plan plan;
-  try {
-    if (parts.size() == 3 && parts[0] == "fail") {
-      plan.fail_rank = std::stoi(parts[1]);
-      plan.fail_after = std::stoul(parts[2]);
-      return plan;
-    }
-    if (parts.size() == 3 && parts[0] == "slow") {
-      plan.slow_rank = std::stoi(parts[1]);
-      plan.slow_delay = std::chrono::microseconds(std::stol(parts[2]));
-      return plan;
-    }
-    if (parts.size() == 2 && parts[0] == "delay") {
-      plan.delay = std::chrono::microseconds(std::stol(parts[1]));
-      return plan;
-    }
-  } catch (const std::logic_error&) {
+  if (parts.size() == 3 && parts[0] == "fail" && number(1) && *number(1) <= 255 && number(2)) {
+    plan.fail_rank = static_cast<int>(*number(1));
+    plan.fail_after = *number(2);
+    return plan;
+  }
+  if (parts.size() == 3 && parts[0] == "slow" && number(1) && *number(1) <= 255 && number(2)) {
+    plan.slow_rank = static_cast<int>(*number(1));
+    plan.slow_delay = std::chrono::microseconds(*number(2));
+    return plan;
+  }
+  if (parts.size() == 2 && parts[0] == "delay" && number(1)) {
+    plan.delay = std::chrono::microseconds(*number(1));
+    return plan;
   }
   throw sy::usage_error(fmt::format(
-      "--fault takes fail:RANK:MESSAGES, slow:RANK:MICROSECONDS or delay:MICROSECONDS, got '{}'", text));
+      "expected fail:RANK:MESSAGES, slow:RANK:MICROSECONDS or delay:MICROSECONDS, each a whole number, got '{}'",
+      text));
 }
 
 // What a run leaves for the summary: the epochs, and the parameter servers' measurements summed
@@ -188,20 +186,31 @@ inline chosen_trigger parse_trigger(const std::string& text) {
   const auto colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   const std::string value = colon == std::string::npos ? "" : text.substr(colon + 1);
-  try {
-    if (kind == "epochs") return {sy::trigger::after_epochs{std::stoul(value)}};
-    if (kind == "steps") return {sy::trigger::after_steps{std::stoul(value)}};
-    if (kind == "seconds") return {sy::trigger::after_seconds{std::stod(value)}};
-    if (kind == "plateau") {
-      const auto second_colon = value.find(':');
-      sy::trigger::loss_plateau plateau{std::stod(value.substr(0, second_colon))};
-      if (second_colon != std::string::npos) plateau.window = std::stoul(value.substr(second_colon + 1));
+  if (kind == "epochs" || kind == "steps") {
+    if (const std::optional<std::uint64_t> count = count_number(value)) {
+      if (kind == "epochs") return {sy::trigger::after_epochs{*count}};
+      return {sy::trigger::after_steps{*count}};
+    }
+  }
+  if (const std::optional<double> seconds = finite_number(value); kind == "seconds" && seconds && *seconds >= 0.0) {
+    return {sy::trigger::after_seconds{*seconds}};
+  }
+  if (kind == "plateau") {
+    const auto second_colon = value.find(':');
+    const std::optional<double> epsilon = finite_number(value.substr(0, second_colon));
+    sy::trigger::loss_plateau plateau{epsilon.value_or(-1.0)};
+    const std::optional<std::uint64_t> window = second_colon == std::string::npos
+                                                    ? std::optional<std::uint64_t>(plateau.window)
+                                                    : count_number(value.substr(second_colon + 1));
+    if (plateau.epsilon >= 0.0 && window && *window >= 1) {
+      plateau.window = *window;
       return {plateau};
     }
-  } catch (const std::logic_error&) {
   }
   throw sy::usage_error(fmt::format(
-      "--trigger takes epochs:N, steps:N, seconds:S or plateau:EPSILON[:WINDOW], got '{}'", text));
+      "expected epochs:N, steps:N, seconds:S or plateau:EPSILON[:WINDOW] (N a whole number, S and EPSILON finite "
+      "and >= 0, WINDOW >= 1), got '{}'",
+      text));
 }
 
 /// One run of `c` on this rank over `t`, or over `transport::faulty` when --fault gives a plan,
@@ -210,24 +219,46 @@ inline chosen_trigger parse_trigger(const std::string& text) {
 template <class Transport>
 run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data);
 
-/// The options both examples take for the runs they train.
-inline void add_training_options(CLI::App& app, config& c) {
+/// The options of the run's size and setting: model, ranks, epochs, data and threads.
+inline void add_run_options(CLI::App& app, config& c) {
   app.add_option("--model", c.model, "Model")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
   app.add_option("--ranks", c.ranks, "In-process ranks (ignored under mpirun, which sets the world)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  app.add_option("--trigger", c.trigger,
-                 "Switches: when to switch: epochs:N, steps:N (inside an epoch), seconds:S or plateau:EPSILON[:WINDOW]")
+  app.add_option("--epochs", c.epochs, "Epochs")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
+  app.add_option("--seed", c.seed, "Seed of the initial model and the data order")
+      ->check(whole_number())
       ->capture_default_str();
+  app.add_option("--blas-threads", c.blas_threads, "OpenBLAS threads per rank")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_flag("--no-flush-subnormals{false}", c.flush_subnormals,
+               "Keep subnormal floats instead of flushing them to zero (slow on Intel cores: docs/training.md)");
+  app.add_option("--data", c.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
+  app.add_option("--train-limit", c.train_limit,
+                 "Train on the first N training examples only (0: all of them); each worker needs a full batch")
+      ->check(whole_number())
+      ->capture_default_str();
+  app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
+  app.add_option("--straggler", c.straggler,
+                 "RANK:FACTOR: that worker sleeps (FACTOR - 1) x its compute time after each step")
+      ->check(parsed_by(parse_straggler, "RANK:FACTOR"));
+  app.add_option("--fault", c.fault,
+                 "Inject a fault through transport::faulty: fail:RANK:MESSAGES (that rank fails after so many "
+                 "messages), slow:RANK:MICROSECONDS (it sleeps that long before each message) or delay:MICROSECONDS "
+                 "(every rank does)")
+      ->check(parsed_by(parse_fault, "KIND:..."));
+}
+
+/// The parameter server's options: its ranks, consistency and wire format.
+inline void add_server_options(CLI::App& app, config& c) {
   app.add_option("--servers", c.servers,
                  "Parameter servers: N (the last N ranks serve) or colocated (every rank works and serves one "
                  "shard, on a thread beside its worker)")
       ->check([](const std::string& v) {
-        if (v == "colocated") return std::string();
-        if (!v.empty() && v.size() <= 3 && v[0] != '0' && v.find_first_not_of("0123456789") == std::string::npos &&
-            std::stoul(v) <= 255) {
-          return std::string();
-        }
+        const std::optional<std::uint64_t> count = count_number(v);
+        if (v == "colocated" || (count && *count >= 1 && *count <= 255 && v[0] != '0')) return std::string();
         return "expected a number of server ranks from 1 to 255 or colocated, got '" + v + "'";
       })
       ->capture_default_str();
@@ -237,29 +268,56 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->check([](const std::string& v) {
         if (v == "async" || v == "sync") return std::string();
         for (const std::string_view model : {"bounded:", "backups:"}) {
-          if (v.starts_with(model) && v.size() > model.size() &&
-              v.find_first_not_of("0123456789", model.size()) == std::string::npos) {
-            return std::string();
-          }
+          if (v.starts_with(model) && count_number(v.substr(model.size()))) return std::string();
         }
         return "expected async, sync, bounded:K or backups:B with K or B a whole number, got '" + v + "'";
       })
       ->capture_default_str();
-  app.add_option("--straggler", c.straggler,
-                 "RANK:FACTOR: that worker sleeps (FACTOR - 1) x its compute time after each step");
-  app.add_option("--fault", c.fault,
-                 "Inject a fault through transport::faulty: fail:RANK:MESSAGES (that rank fails after so many "
-                 "messages), slow:RANK:MICROSECONDS (it sleeps that long before each message) or delay:MICROSECONDS "
-                 "(every rank does)");
-  app.add_option("--epochs", c.epochs, "Epochs")->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("--batch", c.batch, "Batch size per worker")->check(CLI::Range(1, 60000))->capture_default_str();
-  app.add_option("--lr", c.lr, "Peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--ps-compress", c.ps_compress,
+                 "The parameter server's pushes (with error feedback) and pulls on the wire: none, fp16 or bf16")
+      ->check(CLI::IsMember({"none", "fp16", "bf16"}))
+      ->capture_default_str();
+  app.add_flag("--ps-pipeline", c.ps_pipeline,
+               "Parameter-server workers compute the next batch's gradient while their push and pull are on the "
+               "wire (one more step of staleness)");
+}
+
+/// The all-reduce stage's options: its wire format and how it splits the gradients.
+inline void add_all_reduce_options(CLI::App& app, config& c) {
+  app.add_option("--compress", c.compress,
+                 "The all-reduce stage's gradients on the wire: none (floats), fp16 or bf16 (half the bytes)")
+      ->check(CLI::IsMember({"none", "fp16", "bf16"}))
+      ->capture_default_str();
+  app.add_option("--exchange", c.exchange,
+                 "The all-reduce stage's gradients: whole (one all-reduce after the backward pass), buckets (per "
+                 "layer, after the pass) or overlapped (each bucket reduced while the pass computes the layers "
+                 "before it)")
+      ->check(CLI::IsMember({"whole", "buckets", "overlapped"}))
+      ->capture_default_str();
+  app.add_option("--bucket-kb", c.bucket_kb,
+                 "With --exchange buckets or overlapped: a bucket closes once it holds this many KiB (0: one per layer)")
+      ->check(whole_number())
+      ->capture_default_str();
+}
+
+/// The optimizer's options and what a switch does to it.
+inline void add_optimizer_options(CLI::App& app, config& c) {
+  app.add_option("--optimizer", c.optimizer, "Optimizer")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
+      ->capture_default_str();
+  app.add_option("--lr", c.lr, "Peak learning rate")->check(finite_positive())->capture_default_str();
   app.add_option("--warmup", c.warmup_steps, "Linear warm-up over this many batches before the cosine decay")
+      ->check(whole_number())
+      ->capture_default_str();
+  app.add_option("--trigger", c.trigger,
+                 "Switches: when to switch: epochs:N, steps:N (inside an epoch), seconds:S or plateau:EPSILON[:WINDOW]")
+      ->check(parsed_by(parse_trigger, "KIND:VALUE"))
       ->capture_default_str();
   app.add_option("--switch-variance", c.switch_variance, "Switches: factor on Adam's second moment at the switch")
+      ->check(finite_positive())
       ->capture_default_str();
   app.add_option("--switch-lr-scale", c.switch_lr_scale, "Switches: factor on the learning rate after the switch")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_positive())
       ->capture_default_str();
   app.add_option("--switch-rescale", c.switch_rescale,
                  "Switches: batch: learning rate x B2/B1 and Adam's second moment x B1/B2 for the change of the batch "
@@ -269,53 +327,20 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->capture_default_str();
   app.add_option("--switch-warmup", c.switch_warmup,
                  "Switches: optimizer steps over which the learning rate ramps up again after the switch")
+      ->check(whole_number())
       ->capture_default_str();
-  app.add_option("--optimizer", c.optimizer, "Optimizer")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
-      ->capture_default_str();
-  app.add_option("--compress", c.compress,
-                 "The all-reduce stage's gradients on the wire: none (floats), fp16 or bf16 (half the bytes)")
-      ->check(CLI::IsMember({"none", "fp16", "bf16"}))
-      ->capture_default_str();
-  app.add_option("--ps-compress", c.ps_compress,
-                 "The parameter server's pushes (with error feedback) and pulls on the wire: none, fp16 or bf16")
-      ->check(CLI::IsMember({"none", "fp16", "bf16"}))
-      ->capture_default_str();
-  app.add_flag("--ps-pipeline", c.ps_pipeline,
-               "Parameter-server workers compute the next batch's gradient while their push and pull are on the "
-               "wire (one more step of staleness)");
-  app.add_option("--exchange", c.exchange,
-                 "The all-reduce stage's gradients: whole (one all-reduce after the backward pass), buckets (per "
-                 "layer, after the pass) or overlapped (each bucket reduced while the pass computes the layers "
-                 "before it)")
-      ->check(CLI::IsMember({"whole", "buckets", "overlapped"}))
-      ->capture_default_str();
-  app.add_option("--bucket-kb", c.bucket_kb,
-                 "With --exchange buckets or overlapped: a bucket closes once it holds this many KiB (0: one per layer)")
-      ->capture_default_str();
-  app.add_option("--seed", c.seed, "Seed of the initial model and the data order")->capture_default_str();
-  app.add_option("--blas-threads", c.blas_threads, "OpenBLAS threads per rank")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  app.add_flag("--no-flush-subnormals{false}", c.flush_subnormals,
-               "Keep subnormal floats instead of flushing them to zero (slow on Intel cores: docs/training.md)");
-  app.add_option("--data", c.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
-  app.add_option("--train-limit", c.train_limit, "Train on the first N training examples only (0: all of them)")
-      ->capture_default_str();
-  app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
-  app.add_option("--checkpoint", c.checkpoint_dir,
-                 "Directory for checkpoints (DIR/checkpoint.bin, replaced atomically); off by default");
-  app.add_option("--checkpoint-every", c.checkpoint_every, "With --checkpoint: every this many epochs, and at the end")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
+}
+
+/// --strategy adaptive: the straggler triggers' rule.
+inline void add_adaptive_options(CLI::App& app, config& c) {
   app.add_option("--straggler-ratio", c.straggler_ratio,
                  "Adaptive: leave all-reduce when the slowest worker's compute time per step exceeds this many times "
                  "the median's")
-      ->check(CLI::Range(1.0, 1e9))
+      ->check(finite_range(1.0, 1e9))
       ->capture_default_str();
   app.add_option("--calm-ratio", c.calm_ratio,
                  "Adaptive: come back to all-reduce when that ratio is below this (at most --straggler-ratio)")
-      ->check(CLI::Range(1.0, 1e9))
+      ->check(finite_range(1.0, 1e9))
       ->capture_default_str();
   app.add_option("--straggler-window", c.straggler_window,
                  "Adaptive: observations (epochs, or samples with --straggler-every) in a row each ratio must hold")
@@ -327,34 +352,104 @@ inline void add_training_options(CLI::App& app, config& c) {
       ->capture_default_str();
   app.add_option("--straggler-every", c.straggler_every,
                  "Adaptive: sample the workers' step times every this many steps of each and switch inside the "
-                 "epoch (0: decide once per epoch)")
+                 "epoch (0: decide once per epoch, for shared cores; on dedicated hosts 5, with --straggler-dwell 3 "
+                 "--straggler-min-wait 0.25 --servers colocated --consistency backups:1: docs/training.md)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   app.add_option("--straggler-min-wait", c.straggler_min_wait,
                  "Adaptive: leave all-reduce only when the others also wait for the straggler at least this share "
                  "of each step (0: do not ask)")
-      ->check(CLI::Range(0.0, 0.99))
+      ->check(finite_range(0.0, 0.99))
+      ->capture_default_str();
+}
+
+/// Checkpoints, and the run that resumes from one.
+inline void add_checkpoint_options(CLI::App& app, config& c) {
+  app.add_option("--checkpoint", c.checkpoint_dir,
+                 "Directory for checkpoints (DIR/checkpoint.bin, replaced atomically); off by default");
+  app.add_option("--checkpoint-every", c.checkpoint_every, "With --checkpoint: every this many epochs, and at the end")
+      ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_flag("--resume", c.resume,
                "Continue from DIR/checkpoint.bin of --checkpoint DIR (the other options as in the run it continues)");
 }
 
-/// Refuses settings that cannot work before any data is read.
+/// The options both examples take for the runs they train. Each value is checked as it is read;
+/// check_settings, check_world and check_data then refuse the combinations that cannot work.
+inline void add_training_options(CLI::App& app, config& c) {
+  add_run_options(app, c);
+  add_server_options(app, c);
+  add_all_reduce_options(app, c);
+  add_optimizer_options(app, c);
+  add_adaptive_options(app, c);
+  add_checkpoint_options(app, c);
+}
+
+/// Refuses combinations of settings that cannot work, before any data is read (each option's
+/// value alone was checked as it was read).
 inline void check_settings(const config& c) {
-  parse_straggler(c.straggler);
-  parse_fault(c.fault);
   if (c.resume && c.checkpoint_dir.empty()) throw sy::usage_error("--resume needs --checkpoint DIR");
   if (c.calm_ratio > c.straggler_ratio) {
     throw sy::usage_error(fmt::format("--calm-ratio {} is above --straggler-ratio {}: the way back to all-reduce must "
                                       "need a smaller ratio than the way out, or the stages flap",
                                       c.calm_ratio, c.straggler_ratio));
   }
-  if (c.strategy == "switch") {
-    parse_trigger(c.trigger);
-    if (c.first == c.second) {
-      throw sy::usage_error(fmt::format("--first and --second are both '{}': a switch needs two strategies", c.first));
+  if (c.strategy == "switch" && c.first == c.second) {
+    throw sy::usage_error(fmt::format("--first and --second are both '{}': a switch needs two strategies", c.first));
+  }
+}
+
+/// The most workers a stage of `c`'s strategy has on `ranks` ranks, and the fewest: all the
+/// ranks, but only those that do not serve under a parameter server on dedicated ranks.
+struct worker_counts {
+  std::size_t most = 0;
+  std::size_t fewest = 0;
+};
+
+inline worker_counts workers_of(const config& c, int ranks) {
+  const auto all = static_cast<std::size_t>(ranks);
+  const std::size_t servers =
+      c.strategy == "allreduce" || colocated_servers(c) ? 0 : std::min<std::size_t>(std::stoul(c.servers), all);
+  return {c.strategy == "ps" ? all - servers : all, all - servers};
+}
+
+/// Refuses training data without a full batch for each worker of each stage, before any training.
+inline void check_data(const config& c, int ranks, std::size_t train_examples) {
+  const std::size_t workers = workers_of(c, ranks).most;
+  if (workers * c.batch <= train_examples) return;
+  const std::string examples = c.train_limit != 0
+                                   ? fmt::format("--train-limit {} leaves {}", c.train_limit, train_examples)
+                                   : fmt::format("the data has {}", train_examples);
+  throw sy::usage_error(fmt::format(
+      "{} training examples, fewer than a full batch for each worker: {} workers (of {} ranks) x --batch {} need {}",
+      examples, workers, ranks, c.batch, workers * c.batch));
+}
+
+/// Refuses what cannot work on `ranks` ranks, before any data is read: a parameter server without
+/// a worker, a straggler or a fault on a rank that does not work or exist, and a --train-limit
+/// without a full batch for each worker.
+inline void check_world(const config& c, int ranks) {
+  const worker_counts workers = workers_of(c, ranks);
+  if (workers.fewest == 0) {
+    throw sy::usage_error(fmt::format("--servers {} with {} ranks leaves no worker: the parameter server needs at "
+                                      "least one rank more than it has servers",
+                                      c.servers, ranks));
+  }
+  const straggler slow = parse_straggler(c.straggler);
+  // The straggler must work in every stage: under a parameter server the last ranks serve.
+  if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= workers.fewest) {
+    throw sy::usage_error(fmt::format("--straggler names rank {}, but the workers are ranks 0 to {} ({} ranks{})",
+                                      slow.rank, workers.fewest - 1, ranks,
+                                      workers.fewest < static_cast<std::size_t>(ranks) ? ", the last ones serve" : ""));
+  }
+  if (const std::optional<sy::transport::fault_plan> plan = parse_fault(c.fault)) {
+    for (const std::optional<int> named : {plan->fail_rank, plan->slow_rank}) {
+      if (named && *named >= ranks) {
+        throw sy::usage_error(fmt::format("--fault names rank {}, but there are {} ranks", *named, ranks));
+      }
     }
   }
+  if (c.train_limit != 0) check_data(c, ranks, c.train_limit);
 }
 
 inline sy::data::fashion_mnist load_data(const config& c) {

@@ -133,17 +133,7 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
   const std::size_t warm = std::min(c.warmup_steps, steps / 2);
   const sy::optim::warmup schedule{warm, sy::optim::cosine{c.lr, std::max<std::size_t>(1, steps - warm)}};
   const std::size_t size = model.parameters().size();
-  const straggler slow = parse_straggler(c.straggler);
-  // The straggler must work in every stage: under a parameter server the last ranks serve.
-  const auto ranks = static_cast<std::size_t>(t.size());
-  const std::size_t working = c.strategy == "allreduce" || colocated_servers(c)
-                                  ? ranks
-                                  : ranks - std::min<std::size_t>(std::stoul(c.servers), ranks);
-  if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= working) {
-    throw sy::usage_error(fmt::format("--straggler names rank {}, but the workers are ranks 0 to {} ({} ranks{})",
-                                      slow.rank, working == 0 ? 0 : working - 1, ranks,
-                                      working < ranks ? ", the last ones serve" : ""));
-  }
+  const straggler slow = parse_straggler(c.straggler);  // a worker of every stage (check_world)
 
   sy::train::trainer_options options;
   options.epochs = c.epochs;

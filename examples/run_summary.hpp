@@ -4,6 +4,9 @@
 // tests/examples/run_summary.cpp tests it alone.
 #pragma once
 
+#include "json_output.hpp"
+#include "startup_checks.hpp"
+
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/history.hpp>
 
@@ -11,12 +14,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,13 +42,6 @@ struct training_totals {
   }
 };
 
-/// ["a", "b"] as the inside of a JSON list; the texts hold no quotes or backslashes.
-inline std::string quoted_list(const std::vector<std::string>& texts) {
-  std::string list;
-  for (const std::string& text : texts) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", text);
-  return list;
-}
-
 inline training_totals totals(const sy::train::history& h) {
   training_totals t;
   for (const auto& e : h.epochs) {
@@ -64,9 +58,11 @@ inline training_totals totals(const sy::train::history& h) {
 
 /// The breakdown of `totals` as a JSON object, in seconds per worker over the run:
 /// {"compute": 41.2, "slowest_compute": 80.5, "exchange": 60.1, "least_exchange": 21.3}.
-inline std::string breakdown_json(const training_totals& t) {
-  return fmt::format(R"({{"compute": {:.3f}, "slowest_compute": {:.3f}, "exchange": {:.3f}, "least_exchange": {:.3f}}})",
-                     t.compute_seconds, t.slowest_compute_seconds, t.exchange_seconds, t.least_exchange_seconds);
+inline json breakdown_json(const training_totals& t) {
+  return {{"compute", rounded(t.compute_seconds, 3)},
+          {"slowest_compute", rounded(t.slowest_compute_seconds, 3)},
+          {"exchange", rounded(t.exchange_seconds, 3)},
+          {"least_exchange", rounded(t.least_exchange_seconds, 3)}};
 }
 
 /// For each threshold, the wall time at the end of the first epoch whose test accuracy reached
@@ -84,30 +80,15 @@ inline std::vector<std::optional<double>> time_to_accuracy(const sy::train::hist
 }
 
 /// `time_to_accuracy` as a JSON object keyed by the thresholds: {"0.85": 7.312, "0.88": null}.
-inline std::string time_to_accuracy_json(std::span<const double> thresholds,
-                                         std::span<const std::optional<double>> times) {
-  std::string json = "{";
+inline json time_to_accuracy_json(std::span<const double> thresholds, std::span<const std::optional<double>> times) {
+  json reached = json::object();
   for (std::size_t k = 0; k < thresholds.size(); ++k) {
-    json += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", thresholds[k],
-                        times[k] ? fmt::format("{:.3f}", *times[k]) : std::string("null"));
+    reached[fmt::format("{}", thresholds[k])] = times[k] ? json(rounded(*times[k], 3)) : json(nullptr);
   }
-  return json + "}";
+  return reached;
 }
 
 namespace detail {
-
-// The whole of `text` as a finite number, or nothing.
-inline std::optional<double> whole_number(const std::string& text) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::logic_error&) {
-    return std::nullopt;
-  }
-  if (used != text.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
-}
 
 // A host name as the summaries write it: not empty, without colons, quotes, backslashes or spaces.
 inline bool host_name(const std::string& text) {
@@ -124,7 +105,7 @@ inline std::vector<double> parse_thresholds(const std::string& text) {
   for (std::size_t start = 0;;) {
     const std::size_t comma = text.find(',', start);
     const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const std::optional<double> value = detail::whole_number(item);
+    const std::optional<double> value = finite_number(item);
     if (!value || *value <= 0.0 || *value > 1.0) {
       throw sy::usage_error(fmt::format(
           "--thresholds takes test accuracies in (0, 1] separated by commas, such as 0.85,0.88,0.89: '{}' in '{}' "
@@ -152,7 +133,7 @@ inline slow_host parse_slow_host(const std::string& text) {
   const std::size_t colon = text.rfind(':');
   const std::string host = colon == std::string::npos ? "" : text.substr(0, colon);
   // Not a number counts as 0, which is refused.
-  const double share = colon == std::string::npos ? 0.0 : detail::whole_number(text.substr(colon + 1)).value_or(0.0);
+  const double share = colon == std::string::npos ? 0.0 : finite_number(text.substr(colon + 1)).value_or(0.0);
   if (!detail::host_name(host) || share <= 0.0) {
     throw sy::usage_error(fmt::format(
         "--slow takes HOST:SHARE, a host name and its positive share of a core, such as h1:0.17, got '{}'", text));
@@ -174,12 +155,10 @@ inline std::vector<slow_host> parse_slow_hosts(const std::vector<std::string>& t
 }
 
 /// The slow hosts as a JSON list: [{"host": "h1", "share": 0.17}].
-inline std::string slow_hosts_json(std::span<const slow_host> hosts) {
-  std::string json = "[";
-  for (std::size_t k = 0; k < hosts.size(); ++k) {
-    json += fmt::format("{}{{\"host\": \"{}\", \"share\": {}}}", k == 0 ? "" : ", ", hosts[k].host, hosts[k].share);
-  }
-  return json + "]";
+inline json slow_hosts_json(std::span<const slow_host> hosts) {
+  json list = json::array();
+  for (const slow_host& h : hosts) list.push_back({{"host", h.host}, {"share", h.share}});
+  return list;
 }
 
 /// --slow-during HOST:SHARE:A:B: the host of an emulated cluster that ran at SHARE cores from
@@ -205,9 +184,9 @@ inline slow_window parse_slow_window(const std::string& text, std::span<const sl
   std::optional<double> from;
   std::optional<double> to;
   if (parts.size() == 4) {
-    share = detail::whole_number(parts[1]);
-    from = detail::whole_number(parts[2]);
-    to = detail::whole_number(parts[3]);
+    share = finite_number(parts[1]);
+    from = finite_number(parts[2]);
+    to = finite_number(parts[3]);
   }
   if (parts.size() != 4 || !detail::host_name(parts[0]) || !share || *share <= 0.0 || !from || !to || *from < 0.0 ||
       *from >= *to) {
@@ -225,10 +204,12 @@ inline slow_window parse_slow_window(const std::string& text, std::span<const sl
 
 /// The window as a JSON object, or null without one:
 /// {"host": "h1", "share": 0.17, "from_seconds": 10, "to_seconds": 40}.
-inline std::string slow_window_json(const std::optional<slow_window>& window) {
-  if (!window) return "null";
-  return fmt::format(R"({{"host": "{}", "share": {}, "from_seconds": {}, "to_seconds": {}}})", window->host,
-                     window->share, window->from_seconds, window->to_seconds);
+inline json slow_window_json(const std::optional<slow_window>& window) {
+  if (!window) return nullptr;
+  return {{"host", window->host},
+          {"share", window->share},
+          {"from_seconds", window->from_seconds},
+          {"to_seconds", window->to_seconds}};
 }
 
 }  // namespace example

@@ -9,6 +9,9 @@
 //   build/examples/train_bench --trials 11 --json train.json
 //   build/examples/train_bench --memory        # only the 4-rank run and its peak RSS
 //   build/examples/train_bench --no-flush-subnormals   # everything with subnormal floats kept
+#include "json_output.hpp"
+#include "startup_checks.hpp"
+
 #include <switchyard/core/compression.hpp>
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/data/batch_loader.hpp>
@@ -29,7 +32,6 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <fmt/os.h>
 #include <xtensor-blas/xblas.hpp>
 #include <xtensor/xadapt.hpp>
 
@@ -490,24 +492,71 @@ void print_records(const std::vector<record>& records) {
 }
 
 void write_json(const std::string& path, const std::vector<record>& records, const settings& s) {
-  auto out = fmt::output_file(path);
-  out.print("[\n");
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const record& r = records[i];
-    std::string extra;
-    if (r.min && r.max) extra += fmt::format(", \"min\": {}, \"max\": {}, \"trials\": {}", *r.min, *r.max, s.trials);
-    if (r.met) extra += fmt::format(", \"target\": \"{}\", \"met\": {}", r.target, *r.met);
-    out.print("  {{\"metric\": \"{}\", \"value\": {}, \"unit\": \"{}\", \"model\": \"{}\", \"batch\": {}{}}}{}\n",
-              r.metric, r.value, r.unit, s.model, s.batch, extra, i + 1 < records.size() ? "," : "");
+  example::json list = example::json::array();
+  for (const record& r : records) {
+    example::json entry{{"metric", r.metric}, {"value", r.value}, {"unit", r.unit}, {"model", s.model},
+                        {"batch", s.batch}};
+    if (r.min && r.max) {
+      entry["min"] = *r.min;
+      entry["max"] = *r.max;
+      entry["trials"] = s.trials;
+    }
+    if (r.met) {
+      entry["target"] = r.target;
+      entry["met"] = *r.met;
+    }
+    list.push_back(std::move(entry));
   }
-  out.print("]\n");
+  example::write_json_file(path, list);
+}
+
+// Every timed figure, one entry per trial.
+struct trial_figures {
+  std::vector<double> sgd_rates, adam_rates, one_rank, two_ranks;  // samples/s
+  std::size_t parameter_count = 0;
+  // An Adam step over the model's parameters on subnormal and on normal moments, flushed (as the
+  // trainer runs by default) and kept: four figures per trial, in us.
+  std::array<std::array<std::vector<double>, 2>, 2> adam_step_us;  // [flushed][subnormal]
+  // Per rank count: the median step's forward-backward and all-reduce-plus-update, in us.
+  std::array<std::vector<double>, 2> compute_us, communicate_us;
+  // The same at 2 ranks for each variant of the gradient exchange: samples/s, compute, communication.
+  std::vector<std::array<std::vector<double>, 3>> variant_figures;
+  std::vector<gemm_shape> gemms;
+  std::vector<std::vector<double>> gemm_seconds;  // per GEMM, per trial
+};
+
+// The trainer's trials of one round: 1 and 2 ranks, then 2 ranks with each exchange variant.
+template <class Model>
+void trainer_trials(const settings& s, const std::shared_ptr<const sy::data::dataset>& train,
+                    const sy::data::dataset& test, trial_figures& f) {
+  for (const int ranks : {1, 2}) {
+    const trainer_trial result = run_trainer<Model>(ranks, s, train, test);
+    (ranks == 1 ? f.one_rank : f.two_ranks).push_back(result.samples_per_second);
+    f.compute_us[static_cast<std::size_t>(ranks - 1)].push_back(result.step.compute * 1e6);
+    f.communicate_us[static_cast<std::size_t>(ranks - 1)].push_back(result.step.communicate * 1e6);
+  }
+  for (std::size_t v = 0; v < exchange_variants.size(); ++v) {
+    const trainer_trial result = run_trainer<Model>(2, s, train, test, exchange_variants[v].options);
+    f.variant_figures[v][0].push_back(result.samples_per_second);
+    f.variant_figures[v][1].push_back(result.step.compute * 1e6);
+    f.variant_figures[v][2].push_back(result.step.communicate * 1e6);
+  }
+}
+
+// Adam steps on subnormal and on normal moments, flushed and kept.
+void adam_step_trial(std::size_t parameter_count, trial_figures& f) {
+  constexpr std::array<float, 2> moments{1e-39F, 1e-3F};  // subnormal, normal
+  for (const bool flushed : {true, false}) {
+    for (std::size_t kind = 0; kind < moments.size(); ++kind) {
+      f.adam_step_us[flushed ? 0 : 1][kind].push_back(
+          1e6 * adam_step_seconds(parameter_count, moments[kind], flushed, adam_steps_per_trial));
+    }
+  }
 }
 
 template <class Model>
-void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
-  const unsigned cores = std::thread::hardware_concurrency();
+trial_figures run_trials(const settings& s, const sy::data::fashion_mnist& fashion) {
   const auto samples = static_cast<double>(s.steps * s.batch);
-
   // The trainer runs whole epochs: 2 x steps batches, so each of 2 ranks runs `steps` steps.
   const auto trainer_train = first_examples(*fashion.train, 2 * s.steps * s.batch);
   const auto trainer_test = first_examples(*fashion.test, s.batch);
@@ -521,108 +570,85 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
   });
   std::vector<gemm_runner> gemms;
   for (gemm_shape& shape : gemm_plan(Model{s.seed}, s.batch)) gemms.emplace_back(std::move(shape));
+  trial_figures f;
+  f.parameter_count = Model{s.seed}.parameters().size();
+  f.variant_figures.resize(exchange_variants.size());
+  f.gemm_seconds.resize(gemms.size());
 
   // Warm-up: one trial's worth of everything, not recorded.
   sgd_worker.run(s.steps, s.flush_subnormals);
   adam_worker.run(s.steps, s.flush_subnormals);
   for (gemm_runner& g : gemms) g.seconds_per_call(s.steps);
-  run_trainer<Model>(1, s, trainer_train, *trainer_test);
-  run_trainer<Model>(2, s, trainer_train, *trainer_test);
-  for (const exchange_variant& v : exchange_variants) run_trainer<Model>(2, s, trainer_train, *trainer_test, v.options);
+  trial_figures discarded = f;
+  trainer_trials<Model>(s, trainer_train, *trainer_test, discarded);
 
   // Trial k of every figure runs before trial k + 1 of any, so drift in the load hits all alike.
-  const auto trials = static_cast<std::size_t>(s.trials);
-  std::vector<double> sgd_rates(trials), adam_rates(trials), one_rank(trials), two_ranks(trials);
-  // An Adam step over the model's parameters on subnormal and on normal moments, flushed (as the
-  // trainer runs by default) and kept: four figures per trial, in us.
-  const std::size_t parameter_count = Model{s.seed}.parameters().size();
-  constexpr std::array<float, 2> moments{1e-39F, 1e-3F};  // subnormal, normal
-  std::array<std::array<std::vector<double>, 2>, 2> adam_step_us;  // [flushed][subnormal]
-  // Per rank count and trial: the median step's forward-backward and all-reduce-plus-update, in us.
-  std::array<std::vector<double>, 2> compute_us, communicate_us;
-  // The same at 2 ranks for each variant of the gradient exchange: samples/s, compute, communication.
-  std::vector<std::array<std::vector<double>, 3>> variant_figures(exchange_variants.size());
-  std::vector<std::vector<double>> gemm_seconds(gemms.size(), std::vector<double>(trials));
-  for (std::size_t trial = 0; trial < trials; ++trial) {
-    sgd_rates[trial] = samples / sgd_worker.run(s.steps, s.flush_subnormals);
-    adam_rates[trial] = samples / adam_worker.run(s.steps, s.flush_subnormals);
-    for (const bool flushed : {true, false}) {
-      for (std::size_t kind = 0; kind < moments.size(); ++kind) {
-        adam_step_us[flushed ? 0 : 1][kind].push_back(
-            1e6 * adam_step_seconds(parameter_count, moments[kind], flushed, adam_steps_per_trial));
-      }
-    }
-    for (std::size_t i = 0; i < gemms.size(); ++i) gemm_seconds[i][trial] = gemms[i].seconds_per_call(s.steps);
-    for (const int ranks : {1, 2}) {
-      const trainer_trial result = run_trainer<Model>(ranks, s, trainer_train, *trainer_test);
-      (ranks == 1 ? one_rank : two_ranks)[trial] = result.samples_per_second;
-      compute_us[static_cast<std::size_t>(ranks - 1)].push_back(result.step.compute * 1e6);
-      communicate_us[static_cast<std::size_t>(ranks - 1)].push_back(result.step.communicate * 1e6);
-    }
-    for (std::size_t v = 0; v < exchange_variants.size(); ++v) {
-      const trainer_trial result = run_trainer<Model>(2, s, trainer_train, *trainer_test, exchange_variants[v].options);
-      variant_figures[v][0].push_back(result.samples_per_second);
-      variant_figures[v][1].push_back(result.step.compute * 1e6);
-      variant_figures[v][2].push_back(result.step.communicate * 1e6);
-    }
+  for (int trial = 0; trial < s.trials; ++trial) {
+    f.sgd_rates.push_back(samples / sgd_worker.run(s.steps, s.flush_subnormals));
+    f.adam_rates.push_back(samples / adam_worker.run(s.steps, s.flush_subnormals));
+    adam_step_trial(f.parameter_count, f);
+    for (std::size_t i = 0; i < gemms.size(); ++i) f.gemm_seconds[i].push_back(gemms[i].seconds_per_call(s.steps));
+    trainer_trials<Model>(s, trainer_train, *trainer_test, f);
   }
+  for (const gemm_runner& g : gemms) f.gemms.push_back(g.shape());
+  return f;
+}
 
-  // The bound: one batch per sum of the per-GEMM medians.
-  double gemm_total_seconds = 0;
+// Prints each GEMM's median time; returns their sum, the time of one batch's GEMMs.
+double print_gemms(const settings& s, const trial_figures& f) {
+  double total_seconds = 0;
   fmt::print("\nGEMMs of one {} step at batch {} (xt::blas::gemm on OpenBLAS sgemm, row-major, median per call):\n",
              s.model, s.batch);
   fmt::print("{:<34} {:>6} {:>6} {:>6} {:>4} {:>5} {:>10} {:>8} {:>8}\n", "GEMM", "m", "n", "k", "op", "beta", "us",
              "spread", "GFLOP/s");
-  for (std::size_t i = 0; i < gemms.size(); ++i) {
-    const gemm_shape& g = gemms[i].shape();
-    const double seconds = median(gemm_seconds[i]);
-    gemm_total_seconds += seconds;
-    const auto [fastest, slowest] = std::minmax_element(gemm_seconds[i].begin(), gemm_seconds[i].end());
+  for (std::size_t i = 0; i < f.gemms.size(); ++i) {
+    const gemm_shape& g = f.gemms[i];
+    const double seconds = median(f.gemm_seconds[i]);
+    total_seconds += seconds;
+    const auto [fastest, slowest] = std::minmax_element(f.gemm_seconds[i].begin(), f.gemm_seconds[i].end());
     fmt::print("{:<34} {:>6} {:>6} {:>6} {:>3}{} {:>5} {:>10.2f} {:>7.1f}% {:>8.1f}\n", g.name, g.m, g.n, g.k,
                g.transpose_a ? 'T' : 'N', g.transpose_b ? 'T' : 'N', g.beta, seconds * 1e6,
                100 * (*slowest - *fastest) / seconds, 2.0 * static_cast<double>(g.m * g.n * g.k) / seconds / 1e9);
   }
-  const auto batch = static_cast<double>(s.batch);
+  return total_seconds;
+}
 
+// The measured speeds and times, and the GEMM bound: `batch` samples per `gemm_seconds`.
+std::vector<record> speed_records(const trial_figures& f, double gemm_bound) {
   std::vector<record> records;
-  records.push_back(measured("single worker, direct loop, sgd", sgd_rates, "samples/s"));
-  records.push_back(measured("single worker, direct loop, adam", adam_rates, "samples/s"));
-  records.push_back(measured("trainer + all_reduce, 1 in-process rank, sgd", one_rank, "samples/s"));
-  records.push_back(measured("trainer + all_reduce, 2 in-process ranks, sgd", two_ranks, "samples/s"));
+  records.push_back(measured("single worker, direct loop, sgd", f.sgd_rates, "samples/s"));
+  records.push_back(measured("single worker, direct loop, adam", f.adam_rates, "samples/s"));
+  records.push_back(measured("trainer + all_reduce, 1 in-process rank, sgd", f.one_rank, "samples/s"));
+  records.push_back(measured("trainer + all_reduce, 2 in-process ranks, sgd", f.two_ranks, "samples/s"));
   for (const int ranks : {1, 2}) {
     const auto at = static_cast<std::size_t>(ranks - 1);
-    records.push_back(measured(fmt::format("{} rank(s): forward+backward per step", ranks), compute_us[at], "us"));
+    records.push_back(measured(fmt::format("{} rank(s): forward+backward per step", ranks), f.compute_us[at], "us"));
     records.push_back(
-        measured(fmt::format("{} rank(s): all-reduce + update per step", ranks), communicate_us[at], "us"));
+        measured(fmt::format("{} rank(s): all-reduce + update per step", ranks), f.communicate_us[at], "us"));
   }
   for (std::size_t v = 0; v < exchange_variants.size(); ++v) {
     const std::string name = exchange_variants[v].name;
-    records.push_back(measured(fmt::format("2 ranks, {}: trainer", name), variant_figures[v][0], "samples/s"));
-    records.push_back(measured(fmt::format("2 ranks, {}: forward+backward per step", name), variant_figures[v][1], "us"));
-    records.push_back(
-        measured(fmt::format("2 ranks, {}: all-reduce + update per step", name), variant_figures[v][2], "us"));
+    const auto& figures = f.variant_figures[v];
+    records.push_back(measured(fmt::format("2 ranks, {}: trainer", name), figures[0], "samples/s"));
+    records.push_back(measured(fmt::format("2 ranks, {}: forward+backward per step", name), figures[1], "us"));
+    records.push_back(measured(fmt::format("2 ranks, {}: all-reduce + update per step", name), figures[2], "us"));
     records.push_back({fmt::format("2 ranks, {} / plain exchange, samples/s", name),
-                       median(variant_figures[v][0]) / median(two_ranks), "ratio", {}, {}, {}, {}});
+                       median(figures[0]) / median(f.two_ranks), "ratio", {}, {}, {}, {}});
   }
-  records.push_back({fmt::format("GEMM bound, the {} GEMMs of the step", gemms.size()), batch / gemm_total_seconds,
-                     "samples/s", {}, {}, {}, {}});
+  records.push_back({fmt::format("GEMM bound, the {} GEMMs of the step", f.gemms.size()), gemm_bound, "samples/s", {},
+                     {}, {}, {}});
+  return records;
+}
 
-  const double sgd_rate_median = median(sgd_rates);
-  const double fraction = sgd_rate_median / (batch / gemm_total_seconds);
-  records.push_back({"fraction of the GEMM bound, sgd", fraction, "ratio", {}, {},
-                     fmt::format("single worker >= {:.0f}% of the GEMM bound", 100 * target_gemm_fraction),
-                     fraction >= target_gemm_fraction});
-  const double adam_fraction = median(adam_rates) / (batch / gemm_total_seconds);
-  records.push_back({"fraction of the GEMM bound, adam", adam_fraction, "ratio", {}, {},
-                     fmt::format("single worker with adam >= {:.0f}% of the GEMM bound", 100 * target_adam_gemm_fraction),
-                     adam_fraction >= target_adam_gemm_fraction});
+// The Adam step's times, and the subnormal moments' speed against the normal ones' target.
+void add_adam_step_records(const trial_figures& f, std::vector<record>& records) {
   for (const bool flushed : {true, false}) {
-    const auto& times = adam_step_us[flushed ? 0 : 1];
+    const auto& times = f.adam_step_us[flushed ? 0 : 1];
     const char* mode = flushed ? "flushed" : "kept";
-    records.push_back(measured(fmt::format("adam step, {} params, subnormal moments, {}", parameter_count, mode),
+    records.push_back(measured(fmt::format("adam step, {} params, subnormal moments, {}", f.parameter_count, mode),
                                times[0], "us"));
     records.push_back(
-        measured(fmt::format("adam step, {} params, normal moments, {}", parameter_count, mode), times[1], "us"));
+        measured(fmt::format("adam step, {} params, normal moments, {}", f.parameter_count, mode), times[1], "us"));
     const double ratio = median(times[1]) / median(times[0]);
     if (flushed) {
       records.push_back({"adam step speed, subnormal / normal moments, flushed", ratio, "ratio", {}, {},
@@ -634,21 +660,40 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
       records.push_back({"adam step speed, subnormal / normal moments, kept", ratio, "ratio", {}, {}, {}, {}});
     }
   }
-  records.push_back({"trainer (1 rank) / direct loop, sgd", median(one_rank) / sgd_rate_median, "ratio", {}, {}, {},
+}
+
+// The fractions of the GEMM bound, the scaling to 2 ranks and the threads, against their targets.
+void add_target_records(const trial_figures& f, double gemm_bound, std::vector<record>& records) {
+  const double sgd_rate_median = median(f.sgd_rates);
+  const double fraction = sgd_rate_median / gemm_bound;
+  records.push_back({"fraction of the GEMM bound, sgd", fraction, "ratio", {}, {},
+                     fmt::format("single worker >= {:.0f}% of the GEMM bound", 100 * target_gemm_fraction),
+                     fraction >= target_gemm_fraction});
+  const double adam_fraction = median(f.adam_rates) / gemm_bound;
+  records.push_back({"fraction of the GEMM bound, adam", adam_fraction, "ratio", {}, {},
+                     fmt::format("single worker with adam >= {:.0f}% of the GEMM bound", 100 * target_adam_gemm_fraction),
+                     adam_fraction >= target_adam_gemm_fraction});
+  add_adam_step_records(f, records);
+  records.push_back({"trainer (1 rank) / direct loop, sgd", median(f.one_rank) / sgd_rate_median, "ratio", {}, {}, {},
                      {}});
-  const double scaling = median(two_ranks) / median(one_rank);
+  const double scaling = median(f.two_ranks) / median(f.one_rank);
   records.push_back({"scaling, 2 ranks / 1 rank", scaling, "ratio", {}, {},
                      fmt::format("2 ranks >= {:.1f}x the samples/s of 1 rank", target_scaling),
                      scaling >= target_scaling});
-  records.push_back({"2 ranks / single worker direct loop, sgd", median(two_ranks) / sgd_rate_median, "ratio", {}, {},
-                     {}, {}});
+  records.push_back({"2 ranks / single worker direct loop, sgd", median(f.two_ranks) / sgd_rate_median, "ratio", {},
+                     {}, {}, {}});
   const int blas = sy::nn::blas_threads();
+  const unsigned cores = std::thread::hardware_concurrency();
   for (const int ranks : {1, 2}) {
     records.push_back({fmt::format("threads, {} rank(s) x BLAS threads", ranks), static_cast<double>(ranks * blas),
                        "threads", {}, {}, fmt::format("{} rank(s) x {} BLAS thread(s) <= {} cores", ranks, blas, cores),
                        ranks * blas <= static_cast<int>(cores)});
   }
+}
 
+// The 4-rank runs: the long Adam run's last epoch against its second, and the peak memory.
+template <class Model>
+void add_four_rank_records(const settings& s, const sy::data::fashion_mnist& fashion, std::vector<record>& records) {
   if (s.long_epochs >= 2) {
     const std::vector<double> rates = long_adam_run<Model>(s, fashion);
     for (std::size_t e = 0; e < rates.size(); ++e) {
@@ -662,15 +707,24 @@ void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
                                    target_last_epoch_ratio),
                        ratio >= target_last_epoch_ratio});
   }
-
   const long peak = peak_rss_of_memory_run(s);
   const double megabytes = static_cast<double>(peak) * 1024 / 1e6;
   records.push_back({fmt::format("peak RSS, {} in-process ranks, 1 epoch", memory_ranks), megabytes, "MB", {}, {},
                      fmt::format("peak RSS of {} ranks < {:.0f} MB", memory_ranks, target_peak_megabytes),
                      megabytes < target_peak_megabytes});
+  const int blas = sy::nn::blas_threads();
   records.push_back({fmt::format("BLAS threads per rank in the {}-rank run", memory_ranks), static_cast<double>(blas),
                      "threads", {}, {}, "1 BLAS thread per in-process rank", blas == 1});
+}
 
+template <class Model>
+void run_benchmark(const settings& s, const sy::data::fashion_mnist& fashion) {
+  const trial_figures f = run_trials<Model>(s, fashion);
+  // The bound: one batch per sum of the per-GEMM medians.
+  const double gemm_bound = static_cast<double>(s.batch) / print_gemms(s, f);
+  std::vector<record> records = speed_records(f, gemm_bound);
+  add_target_records(f, gemm_bound, records);
+  add_four_rank_records<Model>(s, fashion, records);
   print_records(records);
   if (!s.json.empty()) write_json(s.json, records, s);
 }
@@ -688,7 +742,9 @@ int main(int argc, char** argv) {
   app.add_option("--trials", s.trials, "Timed trials; the median is reported")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  app.add_option("--seed", s.seed, "Seed of the models and the data order")->capture_default_str();
+  app.add_option("--seed", s.seed, "Seed of the models and the data order")
+      ->check(example::whole_number())
+      ->capture_default_str();
   app.add_option("--data", s.data_dir, "Directory of the Fashion-MNIST .gz files (default: Debian's)");
   app.add_option("--json", s.json, "Write the figures as JSON records (metric, value, unit, ...) to this file");
   app.add_flag("--memory", s.memory,
@@ -699,6 +755,7 @@ int main(int argc, char** argv) {
   app.add_option("--long-epochs", s.long_epochs,
                  "Epochs of the 4-rank Adam run on the whole training set (last epoch against the second); 0 or 1: "
                  "skip it")
+      ->check(example::whole_number())
       ->capture_default_str();
   bool quick = false;
   app.add_flag("--quick", quick, "Short run: 20 steps (5 for cnn), 3 trials and a 2-epoch long run unless set explicitly");
@@ -727,6 +784,7 @@ int main(int argc, char** argv) {
     fmt::print("subnormal floats: {} (trainer_options::flush_subnormals = {})\n",
                s.flush_subnormals ? "flushed to zero" : "kept", s.flush_subnormals);
     fmt::print("load average at start: {}\n", load_average());
+    example::warn_of_blas_kernels("train_bench");
     if (s.model == "cnn") {
       run_benchmark<sy::nn::cnn<>>(s, fashion);
     } else {

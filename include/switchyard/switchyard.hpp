@@ -71,6 +71,7 @@
 #include <switchyard/data/idx.hpp>
 #endif
 #if defined(SWITCHYARD_HAS_NN)
+#include <switchyard/nn/blas_kernels.hpp>
 #include <switchyard/nn/blas_threads.hpp>
 #include <switchyard/nn/cnn.hpp>
 #include <switchyard/nn/conv2d.hpp>

@@ -1,9 +1,12 @@
-// examples/run_summary.hpp: the time to each accuracy threshold, the training totals, and the
-// parsing of --thresholds, --slow and --slow-during, with their refusals.
+// examples/run_summary.hpp: the time to each accuracy threshold, the training totals, the
+// parsing of --thresholds, --slow and --slow-during, with their refusals, and their JSON; the
+// number checks of examples/startup_checks.hpp.
 #include "run_summary.hpp"
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,15 +53,15 @@ TEST_CASE("examples.time_to_accuracy.first_epoch_reaching_each") {
   CHECK(times[1] == std::optional<double>(40.0));
   CHECK(times[2] == std::optional<double>(50.0));  // reached exactly
   CHECK_FALSE(times[3].has_value());
-  CHECK(example::time_to_accuracy_json(thresholds, times) ==
-        R"({"0.85": 20.000, "0.88": 40.000, "0.89": 50.000, "0.95": null})");
+  CHECK(example::time_to_accuracy_json(thresholds, times).dump() ==
+        R"({"0.85":20.0,"0.88":40.0,"0.89":50.0,"0.95":null})");
 }
 
 TEST_CASE("examples.time_to_accuracy.empty") {
   const std::vector<double> thresholds{0.5};
   CHECK_FALSE(time_to_accuracy(epochs_reaching({}), thresholds).front().has_value());
   CHECK(time_to_accuracy(epochs_reaching({0.9}), std::vector<double>{}).empty());
-  CHECK(example::time_to_accuracy_json({}, {}) == "{}");
+  CHECK(example::time_to_accuracy_json({}, {}).dump() == "{}");
 }
 
 TEST_CASE("examples.training_totals") {
@@ -95,8 +98,8 @@ TEST_CASE("examples.parse_slow_host") {
   }
   CHECK(parse_slow_hosts({"h1:0.17", "h3:0.25"}).size() == 2);
   CHECK(message_of([] { parse_slow_hosts({"h1:0.17", "h1:0.25"}); }).find("names h1 twice") != std::string::npos);
-  CHECK(example::slow_hosts_json(parse_slow_hosts({"h1:0.17"})) == R"([{"host": "h1", "share": 0.17}])");
-  CHECK(example::slow_hosts_json({}) == "[]");
+  CHECK(example::slow_hosts_json(parse_slow_hosts({"h1:0.17"})).dump() == R"([{"host":"h1","share":0.17}])");
+  CHECK(example::slow_hosts_json({}).dump() == "[]");
 }
 
 TEST_CASE("examples.parse_slow_window") {
@@ -106,8 +109,9 @@ TEST_CASE("examples.parse_slow_window") {
   CHECK(w.from_seconds == doctest::Approx(10.0));
   CHECK(w.to_seconds == doctest::Approx(40.0));
   CHECK(example::parse_slow_window("h0:0.3:0:1.5", {}).to_seconds == doctest::Approx(1.5));
-  CHECK(example::slow_window_json(w) == R"({"host": "h1", "share": 0.17, "from_seconds": 10, "to_seconds": 40})");
-  CHECK(example::slow_window_json(std::nullopt) == "null");
+  CHECK(example::slow_window_json(w).dump() ==
+        R"({"host":"h1","share":0.17,"from_seconds":10.0,"to_seconds":40.0})");
+  CHECK(example::slow_window_json(std::nullopt).dump() == "null");
   for (const std::string bad : {"h1:0.17:10", "h1:0.17:10:40:50", ":0.17:10:40", "h1:0:10:40", "h1:x:10:40",
                                 "h1:0.17:-1:40", "h1:0.17:40:40", "h1:0.17:40:10", "h1:0.17:10:y", "h 1:0.17:10:40"}) {
     CAPTURE(bad);
@@ -120,4 +124,29 @@ TEST_CASE("examples.parse_slow_window") {
   const std::string both = message_of([&] { example::parse_slow_window("h1:0.1:10:40", slow); });
   CHECK(both.find("--slow and --slow-during both name h1") != std::string::npos);
   CHECK(example::parse_slow_window("h2:0.1:10:40", slow).host == "h2");
+}
+
+TEST_CASE("examples.option_checks.numbers") {
+  CHECK(example::finite_number("0.25") == std::optional<double>(0.25));
+  CHECK(example::finite_number("-1") == std::optional<double>(-1.0));
+  for (const std::string bad : {"nan", "inf", "-inf", "", "1x", "x"}) CHECK_FALSE(example::finite_number(bad));
+  CHECK(example::count_number("12") == std::optional<std::uint64_t>(12));
+  for (const std::string bad : {"-1", "+1", "1.5", "", " 1", "1234567890123456789"}) {
+    CHECK_FALSE(example::count_number(bad));
+  }
+  // CLI11's Range lets NaN through; finite_range does not.
+  std::string nan = "nan";
+  CHECK_FALSE(example::finite_range(0.0, 1.0)(nan).empty());
+  std::string half = "0.5";
+  CHECK(example::finite_range(0.0, 1.0)(half).empty());
+  std::string zero = "0";
+  CHECK(example::finite_positive()(zero) == "expected a finite number above 0, got '0'");
+}
+
+TEST_CASE("examples.json_output.figures") {
+  CHECK(example::rounded(12.3456, 3) == 12.346);
+  const example::json record{{"accuracy", example::rounded(std::nan(""), 3)}, {"label", "a \"b\""}};
+  CHECK(record.dump() == R"({"accuracy":null,"label":"a \"b\""})");
+  CHECK(example::breakdown_json(example::totals(epochs_reaching({0.5}))).dump() ==
+        R"({"compute":0.0,"slowest_compute":0.0,"exchange":0.0,"least_exchange":0.0})");
 }

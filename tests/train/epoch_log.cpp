@@ -1,10 +1,14 @@
 #include <switchyard/train/epoch_log.hpp>
 
 #include <doctest/doctest.h>
+#if __has_include(<nlohmann/json.hpp>)
+#include <nlohmann/json.hpp>
+#endif
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -109,4 +113,31 @@ TEST_CASE("epoch_log.switches: each line carries the switches made since the las
 TEST_CASE("epoch_log.errors: an unwritable path names itself") {
   CHECK_THROWS_WITH_AS(sy::train::epoch_log{"/nonexistent-dir/run.csv"}, doctest::Contains("/nonexistent-dir/run.csv"),
                        sy::usage_error);
+}
+
+TEST_CASE("epoch_log.jsonl: a NaN figure is null, and names with quotes stay valid JSON") {
+  sy::train::epoch_record e = sample();
+  e.train_loss = std::numeric_limits<double>::quiet_NaN();
+  e.test_loss = std::numeric_limits<double>::infinity();
+  e.stage = "my \"ps\"\\v2\n";
+  const std::vector<std::string> switches{"to \"allreduce\": ratio\t1.2"};
+  const auto path = std::filesystem::temp_directory_path() / "switchyard_epoch_log_nan.jsonl";
+  {
+    sy::train::epoch_log log{path};
+    log.write(e, switches);
+  }
+  const std::string text = read(path);
+  CHECK(text.find("\"train_loss\": null, \"test_loss\": null, \"test_accuracy\": 0.875000") != std::string::npos);
+  CHECK(text.find("\"stage\": \"my \\\"ps\\\"\\\\v2\\u000a\"") != std::string::npos);
+  CHECK(text.find("nan") == std::string::npos);
+  CHECK(text.find("inf") == std::string::npos);
+#if __has_include(<nlohmann/json.hpp>)
+  const nlohmann::json line = nlohmann::json::parse(text);
+  CHECK(line["train_loss"].is_null());
+  CHECK(line["test_loss"].is_null());
+  CHECK(line["test_accuracy"].get<double>() == doctest::Approx(0.875));
+  CHECK(line["stage"].get<std::string>() == e.stage);
+  CHECK(line["switches"][0].get<std::string>() == switches[0]);
+#endif
+  std::filesystem::remove(path);
 }

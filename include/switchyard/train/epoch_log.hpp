@@ -4,6 +4,7 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/history.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,17 +53,19 @@ class epoch_log {
       }
       out_ << e.epoch << ',' << csv_field(e.stage) << ',' << figures << ',' << csv_field(joined) << '\n' << std::flush;
     } else {
-      std::snprintf(figures, sizeof figures,
-                    "\"train_loss\": %.6f, \"test_loss\": %.6f, \"test_accuracy\": %.6f, \"wall_seconds\": %.3f, "
-                    "\"train_seconds\": %.3f, \"samples\": %zu, \"samples_per_second\": %.1f, \"bytes_sent\": %llu, "
-                    "\"compute_seconds\": %.3f, \"slowest_compute_seconds\": %.3f, \"exchange_seconds\": %.3f, "
-                    "\"least_exchange_seconds\": %.3f, \"median_step_compute_seconds\": %.6f, "
-                    "\"slowest_step_compute_seconds\": %.6f",
-                    e.train_loss, e.test_loss, e.test_accuracy, e.wall_seconds, e.train_seconds, e.samples,
-                    e.samples_per_second, static_cast<unsigned long long>(e.bytes_sent), e.compute_seconds,
-                    e.slowest_compute_seconds, e.exchange_seconds, e.least_exchange_seconds,
-                    e.median_step_compute_seconds, e.slowest_step_compute_seconds);
-      out_ << "{\"epoch\": " << e.epoch << ", \"stage\": " << json_string(e.stage) << ", " << figures
+      // A NaN or infinite figure (a diverged loss) is null: JSON has no word for it.
+      out_ << "{\"epoch\": " << e.epoch << ", \"stage\": " << json_string(e.stage)
+           << ", \"train_loss\": " << json_number(e.train_loss, 6) << ", \"test_loss\": " << json_number(e.test_loss, 6)
+           << ", \"test_accuracy\": " << json_number(e.test_accuracy, 6)
+           << ", \"wall_seconds\": " << json_number(e.wall_seconds, 3)
+           << ", \"train_seconds\": " << json_number(e.train_seconds, 3) << ", \"samples\": " << e.samples
+           << ", \"samples_per_second\": " << json_number(e.samples_per_second, 1) << ", \"bytes_sent\": " << e.bytes_sent
+           << ", \"compute_seconds\": " << json_number(e.compute_seconds, 3)
+           << ", \"slowest_compute_seconds\": " << json_number(e.slowest_compute_seconds, 3)
+           << ", \"exchange_seconds\": " << json_number(e.exchange_seconds, 3)
+           << ", \"least_exchange_seconds\": " << json_number(e.least_exchange_seconds, 3)
+           << ", \"median_step_compute_seconds\": " << json_number(e.median_step_compute_seconds, 6)
+           << ", \"slowest_step_compute_seconds\": " << json_number(e.slowest_step_compute_seconds, 6)
            << ", \"switches\": [";
       for (std::size_t i = 0; i < switches.size(); ++i) out_ << (i == 0 ? "" : ", ") << json_string(switches[i]);
       out_ << "]}\n" << std::flush;
@@ -76,6 +79,13 @@ class epoch_log {
     std::string quoted = "\"";
     for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     return quoted + '"';
+  }
+  // A JSON number with `decimals` decimals, or null when `value` is NaN or infinite.
+  static std::string json_number(double value, int decimals) {
+    if (!std::isfinite(value)) return "null";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    return text;
   }
   // A JSON string: quotes, backslashes and control characters escaped.
   static std::string json_string(std::string_view text) {
