@@ -59,9 +59,6 @@ class node_groups {
   /// The owners of slice `owned_slices()[i]`, one per node, ranked by node.
   [[nodiscard]] Transport& across(std::size_t i) { return across_[i]; }
 
-  /// The local rank that owns `slice` on a node of `local_size` ranks.
-  [[nodiscard]] static constexpr int owner(int slice, int local_size) noexcept { return slice % local_size; }
-
  private:
   transport::node_topology topology_;
   Transport node_;
