@@ -5,6 +5,13 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/transport/topology.hpp>
 
+// Only the C API is used: skip MPI's deprecated C++ bindings and their warnings, as Boost.MPI does.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include <algorithm>
