@@ -89,7 +89,9 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
         if (t.size() == 1) {
           finalize_all<Op>(data, 1);
         } else {
-          with_node_groups(t, [&](node_groups<Transport>& groups) { detail::hierarchical_allreduce(t, groups, data, op); });
+          with_node_groups(t, [&](node_groups<Transport>& groups) {
+            detail::hierarchical_allreduce(t, groups, data, op);
+          });
         }
       }
     } else if (ring) {

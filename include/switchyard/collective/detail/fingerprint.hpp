@@ -57,7 +57,8 @@ constexpr std::uint64_t resolved_algorithm_id(bool native, std::uint64_t otherwi
 }
 
 inline std::string_view algorithm_name(std::uint64_t id) {
-  constexpr std::string_view names[] = {"none", "automatic", "ring", "recursive_doubling", "binomial_tree", "native", "hierarchical"};
+  constexpr std::string_view names[] = {"none",          "automatic", "ring",        "recursive_doubling",
+                                        "binomial_tree", "native",    "hierarchical"};
   return id < std::size(names) ? names[id] : "?";
 }
 

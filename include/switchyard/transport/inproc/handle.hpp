@@ -86,7 +86,9 @@ class inproc {
   [[nodiscard]] node_topology topology() const noexcept { return group_->topology[static_cast<std::size_t>(rank_)]; }
 
   /// What the collectives keep between calls on this group (see transport/topology.hpp).
-  [[nodiscard]] transport::group_cache& group_cache() noexcept { return group_->caches[static_cast<std::size_t>(rank_)]; }
+  [[nodiscard]] transport::group_cache& group_cache() noexcept {
+    return group_->caches[static_cast<std::size_t>(rank_)];
+  }
 
  private:
   friend class inproc_world;

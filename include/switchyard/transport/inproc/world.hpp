@@ -69,8 +69,9 @@ inline inproc_world::inproc_world(int ranks, inproc_options options) : ranks_(ra
     }
     const bool positive = std::all_of(nodes.begin(), nodes.end(), [](int size) { return size > 0; });
     if (!positive || total != ranks) {
-      detail::raise<usage_error>(detail::str("inproc_options::node_sizes {", sizes, "} must be positive and add up to the ",
-                                             ranks, " ranks of the world", positive ? detail::str(", not ", total) : ""));
+      detail::raise<usage_error>(detail::str("inproc_options::node_sizes {", sizes,
+                                             "} must be positive and add up to the ", ranks, " ranks of the world",
+                                             positive ? detail::str(", not ", total) : ""));
     }
   }
   if (options_.timeout <= std::chrono::milliseconds::zero()) {

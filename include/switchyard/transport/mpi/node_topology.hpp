@@ -31,7 +31,9 @@ inline node_topology shared_memory_topology(MPI_Comm comm) {
   using switchyard::detail::raise;
   using switchyard::detail::str;
   const auto check = [](int code, const char* call) {
-    if (code != MPI_SUCCESS) raise<transport_error>(str("shared_memory_topology: ", call, " failed with MPI error ", code));
+    if (code != MPI_SUCCESS) {
+      raise<transport_error>(str("shared_memory_topology: ", call, " failed with MPI error ", code));
+    }
   };
   int rank = 0;
   int size = 1;
