@@ -31,9 +31,8 @@ struct node_topology {
 };
 
 /// @brief The optional topology hook: `node_topology ct.topology()`, computed by the transport
-/// without communication (it is called before every all-reduce that `algorithm::automatic`
-/// resolves). `inproc` has it (virtual nodes, `inproc_options::node_sizes`) and `faulty<T>`
-/// forwards it.
+/// without communication (`algorithm::automatic` asks it before every large all-reduce).
+/// `inproc` has it (virtual nodes, `inproc_options::node_sizes`) and `faulty<T>` forwards it.
 template <class T>
 concept has_node_topology = requires(const T& ct) {
   { ct.topology() } -> std::convertible_to<node_topology>;
