@@ -1,6 +1,7 @@
 // The all-reduce benchmark: median time per call, algorithm bandwidth and bus bandwidth of every
 // all-reduce algorithm over a sweep of message sizes, in process (one thread per rank) or under
-// mpirun, where raw MPI_Allreduce is timed in the same run as the baseline.
+// mpirun, where raw MPI_Allreduce is timed in the same run as the baseline. In process, ranks can be
+// grouped into virtual nodes for the hierarchical all-reduce.
 // docs/performance.md describes the method and records the results.
 #include "json_output.hpp"
 #include "startup_checks.hpp"
@@ -14,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -47,6 +49,7 @@ struct settings {
   std::string type = "float";
   std::string json;
   int spin = sy::transport::inproc_options{}.spin;
+  std::vector<int> node_sizes;  // in process: virtual nodes (inproc_options::node_sizes)
 };
 
 // One measured (transport, algorithm, ranks, bytes) point. Times are per call, each the slowest
@@ -83,6 +86,7 @@ template <class T, class Transport>
 contender<T> switchyard_contender(Transport& t, const std::string& name) {
   if (name == "ring") return switchyard_contender<T>(t, name, sy::algorithm::ring{});
   if (name == "recursive_doubling") return switchyard_contender<T>(t, name, sy::algorithm::recursive_doubling{});
+  if (name == "hierarchical") return switchyard_contender<T>(t, name, sy::algorithm::hierarchical{});
   if (name == "native") return switchyard_contender<T>(t, name, sy::algorithm::native{});
   if (name == "automatic") return switchyard_contender<T>(t, name, sy::algorithm::automatic{});
   throw std::invalid_argument(fmt::format("no all-reduce algorithm named '{}'", name));
@@ -244,6 +248,7 @@ template <class T>
 void run_inproc(const settings& s, const std::vector<std::string>& algorithms) {
   sy::transport::inproc_options options;
   options.spin = s.spin;
+  options.node_sizes = s.node_sizes;
   std::vector<record> records;
   sy::transport::run_inproc(
       s.ranks,
@@ -254,7 +259,9 @@ void run_inproc(const settings& s, const std::vector<std::string>& algorithms) {
         if (t.rank() == 0) records = std::move(mine);
       },
       options);
-  report(records, s, fmt::format("in-process transport, {} ranks (threads), spin {}", s.ranks, s.spin));
+  std::string nodes = "one node";
+  if (!s.node_sizes.empty()) nodes = fmt::format("nodes of {} ranks", fmt::join(s.node_sizes, "+"));
+  report(records, s, fmt::format("in-process transport, {} ranks (threads), {}, spin {}", s.ranks, nodes, s.spin));
 }
 
 #if SWITCHYARD_HAS_MPI
@@ -291,6 +298,7 @@ void run(const settings& s, bool under_mpi) {
   std::vector<std::string> algorithms = s.algorithms;
   if (algorithms.empty()) {
     algorithms = {"ring", "recursive_doubling", "native", "automatic"};
+    if (!s.node_sizes.empty()) algorithms.emplace_back("hierarchical");
     if (under_mpi) algorithms.emplace_back("mpi_raw");
   }
 #if SWITCHYARD_HAS_MPI
@@ -330,12 +338,13 @@ int main(int argc, char** argv) {
       ->transform(CLI::AsSizeValue(false))
       ->delimiter(',')
       ->capture_default_str();
-  std::vector<std::string> known{"ring", "recursive_doubling", "native", "automatic"};
+  std::vector<std::string> known{"ring", "recursive_doubling", "hierarchical", "native", "automatic"};
 #if SWITCHYARD_HAS_MPI
   known.emplace_back("mpi_raw");
 #endif
   app.add_option("--algorithms", s.algorithms,
-                 "Algorithms to time (default: all; mpi_raw, raw MPI_Allreduce, only under mpirun)")
+                 "Algorithms to time (default: all; hierarchical only with nodes; mpi_raw, raw MPI_Allreduce, only "
+                 "under mpirun)")
       ->check(CLI::IsMember(known))
       ->delimiter(',');
   app.add_option("--trials", s.trials, "Timed trials per point; the median is reported")
@@ -350,6 +359,15 @@ int main(int argc, char** argv) {
   app.add_option("--spin", s.spin, "In-process: yields of a waiting rank before it sleeps (inproc_options::spin)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  int nodes = 0;
+  auto* nodes_option =
+      app.add_option("--nodes", nodes, "In process: group the ranks into this many virtual nodes of equal size")
+          ->check(CLI::Range(1, 1024));
+  app.add_option("--node-sizes", s.node_sizes,
+                 "In process: group consecutive ranks into virtual nodes of these sizes (2,2: ranks 0-1 and 2-3), "
+                 "which must add up to --ranks")
+      ->delimiter(',')
+      ->excludes(nodes_option);
   bool quick = false;
   app.add_flag("--quick", quick, "Short sweep (4 B, 64 KiB, 1 MiB; 3 short trials) unless set explicitly");
 
@@ -368,6 +386,18 @@ int main(int argc, char** argv) {
     if (under_mpi && app.count("--ranks") != 0 && speaks) {
       fmt::print("note: --ranks is ignored under mpirun; the MPI world size is used\n");
     }
+    if (under_mpi && (nodes != 0 || !s.node_sizes.empty()) && speaks) {
+      fmt::print("note: --nodes and --node-sizes group in-process ranks; under mpirun they are ignored\n");
+    }
+    if (nodes != 0) {
+      if (s.ranks % nodes != 0) {
+        throw std::invalid_argument(fmt::format("--nodes {} does not divide --ranks {} into equal nodes: use "
+                                                "--node-sizes for nodes of different sizes",
+                                                nodes, s.ranks));
+      }
+      s.node_sizes.assign(static_cast<std::size_t>(nodes), s.ranks / nodes);
+    }
+    if (under_mpi) s.node_sizes.clear();
     if (s.type == "float") {
       run<float>(s, under_mpi);
     } else {

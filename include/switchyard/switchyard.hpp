@@ -14,6 +14,7 @@
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/collective/compressed.hpp>
 #include <switchyard/collective/native.hpp>
+#include <switchyard/collective/node_groups.hpp>
 #include <switchyard/core/partition.hpp>
 #include <switchyard/collective/reduce_scatter.hpp>
 #include <switchyard/collective/stage.hpp>
@@ -32,6 +33,7 @@
 #include <switchyard/trigger/combinators.hpp>
 #include <switchyard/trigger/loss_plateau.hpp>
 #include <switchyard/trigger/trigger.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 #include <switchyard/optim/adam.hpp>
 #include <switchyard/optim/any_optimizer.hpp>

@@ -60,6 +60,7 @@ template <class A>
 std::string algorithm_name() {
   if constexpr (std::is_same_v<A, sy::algorithm::ring>) return "ring";
   if constexpr (std::is_same_v<A, sy::algorithm::recursive_doubling>) return "recursive_doubling";
+  if constexpr (std::is_same_v<A, sy::algorithm::hierarchical>) return "hierarchical";
   if constexpr (std::is_same_v<A, sy::algorithm::native>) return "native";
   if constexpr (std::is_same_v<A, sy::algorithm::binomial_tree>) return "binomial_tree";
   if constexpr (std::is_same_v<A, sy::algorithm::automatic>) return "automatic";
@@ -140,6 +141,7 @@ std::vector<std::string> allreduce_suite(Transport& t) {
   auto per_type = [&]<class T>() {
     allreduce_all_ops<T, sy::algorithm::ring>(t, failures);
     allreduce_all_ops<T, sy::algorithm::recursive_doubling>(t, failures);
+    allreduce_all_ops<T, sy::algorithm::hierarchical>(t, failures);
     if constexpr (sy::collective::has_native_allreduce<Transport, T, sy::ops::sum>) {
       allreduce_all_ops<T, sy::algorithm::native>(t, failures);
     }
@@ -206,10 +208,36 @@ std::vector<std::string> identical_bits_suite(Transport& t) {
     for (std::size_t count : {std::size_t{7}, std::size_t{100003}}) {
       identical_bits_case<T, sy::algorithm::ring, sy::ops::sum>(t, count, failures);
       identical_bits_case<T, sy::algorithm::recursive_doubling, sy::ops::sum>(t, count, failures);
+      identical_bits_case<T, sy::algorithm::hierarchical, sy::ops::sum>(t, count, failures);
       if constexpr (sy::collective::has_native_allreduce<Transport, T, sy::ops::sum>) {
         identical_bits_case<T, sy::algorithm::native, sy::ops::sum>(t, count, failures);
       }
       identical_bits_case<T, sy::algorithm::automatic, sy::ops::average>(t, count, failures);
+    }
+  };
+  per_type.template operator()<float>();
+  per_type.template operator()<double>();
+  return failures;
+}
+
+/// The hierarchical all-reduce on the transport's topology (the in-process tests group ranks into
+/// nodes of every shape): sums and averages against the sequential reference, on counts that are
+/// empty, smaller than the slice count, odd, not divisible, one past a ring segment and large, and
+/// replicas identical to the last bit when sums round.
+template <class Transport>
+std::vector<std::string> hierarchical_suite(Transport& t) {
+  using hierarchical = sy::algorithm::hierarchical;
+  std::vector<std::string> failures;
+  auto per_type = [&]<class T>() {
+    const std::size_t past_segment = sy::collective::detail::ring_segment_bytes / sizeof(T) + 1;
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1000}, std::size_t{1001},
+                              past_segment, large}) {
+      allreduce_case<T, hierarchical, sy::ops::sum>(t, count, failures);
+      if (count != large) allreduce_case<T, hierarchical, sy::ops::average>(t, count, failures);
+    }
+    for (std::size_t count : {std::size_t{7}, std::size_t{100003}}) {
+      identical_bits_case<T, hierarchical, sy::ops::sum>(t, count, failures);
+      identical_bits_case<T, hierarchical, sy::ops::average>(t, count, failures);
     }
   };
   per_type.template operator()<float>();

@@ -14,6 +14,12 @@ struct ring {};
 /// that are not powers of two): the latency-optimal choice for small buffers.
 struct recursive_doubling {};
 
+/// @brief Node-aware: reduce-scatter inside each node, each rank all-reduces its slices with the
+/// ranks that own them on the other nodes (one ring per slice, in parallel), all-gather inside
+/// each node. Crosses node boundaries with 1/local-size of the buffer per rank instead of all of
+/// it; nodes may differ in size. Needs a commutative operation; see docs/collectives.md.
+struct hierarchical {};
+
 /// @brief Binomial tree (broadcast): log2(n) rounds from the root.
 struct binomial_tree {};
 
@@ -28,6 +34,7 @@ struct automatic {};
 /// @brief The all-reduce algorithm tags.
 template <class A>
 concept allreduce_algorithm = std::is_same_v<A, ring> || std::is_same_v<A, recursive_doubling> ||
-                              std::is_same_v<A, native> || std::is_same_v<A, automatic>;
+                              std::is_same_v<A, hierarchical> || std::is_same_v<A, native> ||
+                              std::is_same_v<A, automatic>;
 
 }  // namespace switchyard::algorithm

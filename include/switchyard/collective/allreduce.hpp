@@ -5,11 +5,14 @@
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/detail/common.hpp>
 #include <switchyard/collective/detail/fingerprint.hpp>
+#include <switchyard/collective/detail/hierarchical.hpp>
 #include <switchyard/collective/detail/recursive_doubling.hpp>
 #include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/collective/native.hpp>
+#include <switchyard/collective/node_groups.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <cstddef>
@@ -19,19 +22,26 @@
 
 namespace switchyard::collective {
 
-/// @brief Below this many bytes `algorithm::automatic` picks recursive doubling over the ring when
-/// it does not take the transport's native all-reduce (docs/performance.md has the measurements).
+/// @brief Below this many bytes `algorithm::automatic` picks recursive doubling over the ring (or
+/// the hierarchical algorithm) when it does not take the transport's native all-reduce
+/// (docs/performance.md has the measurements).
 inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 
 /// @brief Reduces `buffer` in place over every rank of `t` with `op`.
 ///
 /// Every rank must call it with the same element count, element type, operation and algorithm.
-/// All ranks end with the same bits, whatever the algorithm and element type.
-/// @tparam Algorithm `algorithm::automatic` (default), `ring`, `recursive_doubling` or `native`.
+/// All ranks end with the same bits, whatever the algorithm and element type. `automatic` takes
+/// `hierarchical` for a commutative operation on at least `ring_threshold_bytes` when the
+/// transport's topology has several nodes and more than one rank on some node (before the native
+/// all-reduce); else the native all-reduce where the transport has and prefers it, else the ring
+/// or recursive doubling by size (docs/collectives.md).
+/// @tparam Algorithm `algorithm::automatic` (default), `ring`, `recursive_doubling`, `hierarchical`
+/// or `native`.
 /// @code
 /// std::vector<float> grad = ...;
 /// switchyard::collective::allreduce(t, grad, switchyard::ops::average{});
 /// switchyard::collective::allreduce(t, grad, switchyard::ops::sum{}, switchyard::algorithm::ring{});
+/// switchyard::collective::allreduce(t, grad, switchyard::ops::sum{}, switchyard::algorithm::hierarchical{});
 /// @endcode
 /// @throws usage_error from native in-process runs and transport_error from the other paths (each
 /// naming the rank and the sizes) when ranks pass different counts; transport_error when a peer
@@ -55,17 +65,35 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
   static_assert(!std::is_same_v<Algorithm, algorithm::ring> || is_commutative_v<Op>,
                 "the ring reorders operands: use recursive_doubling for a non-commutative operation, or specialize "
                 "switchyard::is_commutative<Op> to std::true_type if yours commutes");
+  static_assert(!std::is_same_v<Algorithm, algorithm::hierarchical> || is_commutative_v<Op>,
+                "the hierarchical all-reduce reorders operands: use recursive_doubling for a non-commutative "
+                "operation, or specialize switchyard::is_commutative<Op> to std::true_type if yours commutes");
   std::span<T> data = as_span(buffer);
   detail::in_context("allreduce", t.rank(), data.size(), [&] {
+    const bool large = data.size_bytes() >= ring_threshold_bytes;
+    bool hierarchical = std::is_same_v<Algorithm, algorithm::hierarchical>;
+    if constexpr (automatic && is_commutative_v<Op>) hierarchical = large && transport::topology_of(t).hierarchical();
     bool native = std::is_same_v<Algorithm, algorithm::native>;
-    if constexpr (automatic && has_native) native = prefers_native(t);
-    const bool ring = !native && (std::is_same_v<Algorithm, algorithm::ring> ||
-                                  (automatic && is_commutative_v<Op> && data.size_bytes() >= ring_threshold_bytes));
+    if constexpr (automatic && has_native) native = !hierarchical && prefers_native(t);
+    const bool ring = !native && !hierarchical &&
+                      (std::is_same_v<Algorithm, algorithm::ring> || (automatic && is_commutative_v<Op> && large));
     const std::uint64_t chosen = detail::resolved_algorithm_id<Algorithm>(
-        native, ring ? detail::algorithm_id<algorithm::ring>() : detail::algorithm_id<algorithm::recursive_doubling>());
+        native, hierarchical ? detail::algorithm_id<algorithm::hierarchical>()
+                : ring       ? detail::algorithm_id<algorithm::ring>()
+                             : detail::algorithm_id<algorithm::recursive_doubling>());
     detail::check_call<Op>(t, {detail::operation::allreduce, chosen, data.size(), 0, detail::type_id<T>(), 0});
     if (native) {
       if constexpr (has_native) t.native_allreduce(data, op);
+    } else if (hierarchical) {
+      if constexpr (is_commutative_v<Op>) {
+        if (t.size() == 1) {
+          finalize_all<Op>(data, 1);
+        } else {
+          with_node_groups(t, [&](node_groups<Transport>& groups) {
+            detail::hierarchical_allreduce(t, groups, data, op);
+          });
+        }
+      }
     } else if (ring) {
       if constexpr (is_commutative_v<Op>) detail::ring_allreduce(t, data, op);
     } else {

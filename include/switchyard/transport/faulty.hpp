@@ -3,6 +3,7 @@
 #pragma once
 
 #include <switchyard/core/error.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <atomic>
@@ -128,6 +129,21 @@ class faulty {
     requires has_collective_checks<Inner>
   {
     return inner_.collective_checks();
+  }
+
+  /// The inner transport's topology: faults change how ranks behave, not where they are.
+  [[nodiscard]] node_topology topology() const
+    requires has_node_topology<Inner>
+  {
+    return inner_.topology();
+  }
+
+  /// The inner transport's cache; the groups kept there are `faulty` handles, so the hierarchical
+  /// all-reduce over this decorator passes its messages through it too.
+  [[nodiscard]] transport::group_cache& group_cache()
+    requires has_group_cache<Inner>
+  {
+    return inner_.group_cache();
   }
 
   /// The wrapped transport.

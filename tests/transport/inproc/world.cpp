@@ -53,6 +53,29 @@ TEST_CASE("inproc.errors.world_size: a world needs a rank") {
   CHECK_THROWS_AS(run_inproc(-3, [](inproc&) {}), sy::usage_error);
 }
 
+TEST_CASE("inproc.errors.node_sizes: node sizes must be positive and add up to the world size, and say so") {
+  struct bad_case {
+    int ranks;
+    std::vector<int> sizes;
+    std::string expected;
+  };
+  const std::vector<bad_case> cases = {
+      {6, {3, 1, 1}, "inproc_options::node_sizes {3, 1, 1} must be positive and add up to the 6 ranks of the world, not 5"},
+      {4, {3, 2}, "inproc_options::node_sizes {3, 2} must be positive and add up to the 4 ranks of the world, not 5"},
+      {3, {3, 0}, "inproc_options::node_sizes {3, 0} must be positive and add up to the 3 ranks of the world"},
+      {2, {3, -1}, "inproc_options::node_sizes {3, -1} must be positive and add up to the 2 ranks of the world"},
+  };
+  for (const bad_case& c : cases) {
+    CAPTURE(c.expected);
+    sy::transport::inproc_options o;
+    o.node_sizes = c.sizes;
+    CHECK_THROWS_WITH_AS(run_inproc(c.ranks, [](inproc&) {}, o), doctest::Contains(c.expected.c_str()), sy::usage_error);
+  }
+  sy::transport::inproc_options good;
+  good.node_sizes = {1, 2};
+  CHECK(run_inproc(3, [](inproc& t) { return t.topology().node; }, good) == std::vector<int>{0, 1, 1});
+}
+
 TEST_CASE("inproc.errors.timeout_value: a timeout must be positive; the largest one waits as long as it takes") {
   for (const std::chrono::milliseconds bad : {std::chrono::milliseconds(0), std::chrono::milliseconds(-5)}) {
     CAPTURE(bad.count());

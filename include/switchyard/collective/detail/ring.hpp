@@ -19,17 +19,17 @@ inline std::size_t ring_index(int rank, int shift, int ranks) {
   return static_cast<std::size_t>(((rank + shift) % ranks + ranks) % ranks);
 }
 
-// After n - 1 steps rank r holds block r of `data` reduced over every rank, folded in ring order.
-template <class Transport, class T, class Op>
-void ring_reduce_scatter(Transport& t, std::span<T> data, Op op) {
+// After n - 1 steps rank r holds block `of(r)` of `data` reduced over every rank, folded in ring
+// order. `largest` bounds every block's size, so that every rank derives the same number of
+// segments per step.
+template <class Transport, class T, class BlockOf, class Op>
+void ring_reduce_scatter(Transport& t, std::span<T> data, BlockOf of, std::size_t largest, Op op) {
   const int n = t.size();
   const int r = t.rank();
   if (n == 1) return;
   const int right = (r + 1) % n;
   const int left = (r + n - 1) % n;
   const std::size_t segment = std::max<std::size_t>(1, ring_segment_bytes / sizeof(T));
-  // Block 0 is the largest, so every rank derives the same number of segments per step.
-  const std::size_t largest = switchyard::block_of(data.size(), static_cast<std::size_t>(n), 0).size;
   const std::size_t segments = std::max<std::size_t>(1, (largest + segment - 1) / segment);
   std::span<T> incoming[2] = {scratch<T>(segment, 0), scratch<T>(segment, 1)};
   auto piece = [&](switchyard::block b, std::size_t k) {
@@ -38,10 +38,8 @@ void ring_reduce_scatter(Transport& t, std::span<T> data, Op op) {
   };
   using request = request_t<Transport, T>;
   for (int step = 0; step < n - 1; ++step) {
-    const switchyard::block out =
-        switchyard::block_of(data.size(), static_cast<std::size_t>(n), ring_index(r, -step - 1, n));
-    const switchyard::block in =
-        switchyard::block_of(data.size(), static_cast<std::size_t>(n), ring_index(r, -step - 2, n));
+    const switchyard::block out = of(ring_index(r, -step - 1, n));
+    const switchyard::block in = of(ring_index(r, -step - 2, n));
     request receives[2];
     request sends[2];
     auto post = [&](std::size_t k) {
@@ -62,6 +60,16 @@ void ring_reduce_scatter(Transport& t, std::span<T> data, Op op) {
       sends[k % 2].wait();
     }
   }
+}
+
+// The same over the blocks of core/partition.hpp: rank r ends with block_of(size, n, r).
+template <class Transport, class T, class Op>
+void ring_reduce_scatter(Transport& t, std::span<T> data, Op op) {
+  const auto n = static_cast<std::size_t>(t.size());
+  // Block 0 is the largest.
+  ring_reduce_scatter(
+      t, data, [&](std::size_t b) { return switchyard::block_of(data.size(), n, b); },
+      switchyard::block_of(data.size(), n, 0).size, op);
 }
 
 // Every rank contributes block `of(r)` of `data` and ends with all blocks.

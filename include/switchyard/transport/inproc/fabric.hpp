@@ -1,5 +1,5 @@
 // What the rank threads of an in-process world share, whichever group they talk in: one alarm
-// clock per thread, the options, and the fate of the run.
+// clock per thread, the options, the virtual node of each rank, and the fate of the run.
 #pragma once
 
 #include <switchyard/core/error.hpp>
@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace switchyard::transport::detail {
 
@@ -34,11 +35,22 @@ struct alignas(64) waker {
 // fate of the run (aborted by a failing rank, ended when the launcher returned).
 struct inproc_fabric {
   inproc_fabric(int ranks, inproc_options opts)
-      : wakers(std::make_unique<waker[]>(static_cast<std::size_t>(ranks))), size(ranks), options(opts) {}
+      : wakers(std::make_unique<waker[]>(static_cast<std::size_t>(ranks))),
+        size(ranks),
+        options(std::move(opts)),
+        node_of(static_cast<std::size_t>(ranks), 0) {
+    std::size_t rank = 0;
+    for (std::size_t node = 0; node < options.node_sizes.size(); ++node) {
+      for (int i = 0; i < options.node_sizes[node] && rank < node_of.size(); ++i) {
+        node_of[rank++] = static_cast<int>(node);
+      }
+    }
+  }
 
   std::unique_ptr<waker[]> wakers;
   int size;
   inproc_options options;
+  std::vector<int> node_of;  // world rank -> virtual node (inproc_options::node_sizes)
   std::atomic<bool> aborted{false};
   std::atomic<bool> ended{false};
   std::mutex failure_mutex;

@@ -1,12 +1,15 @@
 // A group of in-process ranks that talk to each other (the world, or one result of split): their
-// mailboxes, barrier and collective window, and how a rank of the group waits.
+// mailboxes, barrier and collective window, its ranks' virtual nodes, and how a rank of the group
+// waits.
 #pragma once
 
 #include <switchyard/core/error.hpp>
 #include <switchyard/transport/inproc/fabric.hpp>
 #include <switchyard/transport/inproc/mailbox.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +35,36 @@ struct alignas(64) window_slot {
   std::uint64_t stamp = 0;     // the barrier it was published for (see arrive)
 };
 
+// The topology of each rank of a group whose ranks are the world ranks `members`, from the virtual
+// node of each world rank: nodes numbered by their lowest rank in the group, local ranks in group
+// order.
+inline std::vector<node_topology> topologies(const std::vector<int>& members, const std::vector<int>& node_of) {
+  const std::size_t n = members.size();
+  std::vector<int> node(n);   // group rank -> node index in the group
+  std::vector<int> local(n);  // group rank -> local rank
+  std::vector<int> sizes;     // node index -> ranks on it
+  std::vector<int> ids;       // node index -> virtual node of the world
+  for (std::size_t r = 0; r < n; ++r) {
+    const int id = node_of[static_cast<std::size_t>(members[r])];
+    const auto found = std::find(ids.begin(), ids.end(), id);
+    const auto index = static_cast<std::size_t>(found - ids.begin());
+    if (found == ids.end()) {
+      ids.push_back(id);
+      sizes.push_back(0);
+    }
+    node[r] = static_cast<int>(index);
+    local[r] = sizes[index]++;
+  }
+  const int largest = sizes.empty() ? 1 : *std::max_element(sizes.begin(), sizes.end());
+  const int smallest = sizes.empty() ? 1 : *std::min_element(sizes.begin(), sizes.end());
+  std::vector<node_topology> out(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    out[r] = {node[r], local[r], sizes[static_cast<std::size_t>(node[r])], static_cast<int>(sizes.size()), largest,
+              smallest};
+  }
+  return out;
+}
+
 struct split_request {
   int color = 0;
   int key = 0;
@@ -48,7 +81,9 @@ struct inproc_group {
         window(world_ranks.size()),
         splits(world_ranks.size()),
         split_results(world_ranks.size()),
-        checks(world_ranks.size(), collective_check_state{fabric->options.check_collectives, 0}) {}
+        checks(world_ranks.size(), collective_check_state{fabric->options.check_collectives, 0}),
+        topology(topologies(world_ranks, fabric->node_of)),
+        caches(world_ranks.size()) {}
 
   std::shared_ptr<inproc_fabric> fabric;
   std::vector<int> world_ranks;  // group rank -> world rank (the thread that plays it)
@@ -68,6 +103,8 @@ struct inproc_group {
   std::vector<split_request> splits;
   std::vector<std::pair<std::shared_ptr<inproc_group>, int>> split_results;
   std::vector<collective_check_state> checks;  // each rank's, touched by its thread only
+  std::vector<node_topology> topology;         // each rank's
+  std::vector<group_cache> caches;             // each rank's, touched by its thread only
 
   waker& waker_of(int rank) const { return fabric->wakers[static_cast<std::size_t>(world_ranks[static_cast<std::size_t>(rank)])]; }
 };

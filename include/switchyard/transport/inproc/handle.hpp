@@ -8,6 +8,7 @@
 #include <switchyard/transport/inproc/group.hpp>
 #include <switchyard/transport/inproc/mailbox.hpp>
 #include <switchyard/transport/inproc/request.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
@@ -77,6 +78,16 @@ class inproc {
   /// This rank's collective checks on this group, on when `inproc_options::check_collectives` is.
   [[nodiscard]] collective_check_state& collective_checks() noexcept {
     return group_->checks[static_cast<std::size_t>(rank_)];
+  }
+
+  /// This rank's virtual node (`inproc_options::node_sizes`; one node for the whole world by
+  /// default). A group made by `split` keeps its ranks' nodes: two of its ranks share a node when
+  /// they did in the world.
+  [[nodiscard]] node_topology topology() const noexcept { return group_->topology[static_cast<std::size_t>(rank_)]; }
+
+  /// What the collectives keep between calls on this group (see transport/topology.hpp).
+  [[nodiscard]] transport::group_cache& group_cache() noexcept {
+    return group_->caches[static_cast<std::size_t>(rank_)];
   }
 
  private:

@@ -1,10 +1,11 @@
 // The settings of an in-process world: how long a wait may take, how long a waiting rank spins
-// before it sleeps, and whether collectives are checked.
+// before it sleeps, whether collectives are checked, and how ranks group into virtual nodes.
 #pragma once
 
 #include <switchyard/transport/transport.hpp>
 
 #include <chrono>
+#include <vector>
 
 namespace switchyard::transport {
 
@@ -21,6 +22,11 @@ struct inproc_options {
   /// `usage_error` on every rank when they differ (docs/collectives.md#checked-collectives).
   /// Default: the environment variable `SWITCHYARD_CHECK_COLLECTIVES`.
   bool check_collectives = check_collectives_from_environment();
+  /// Virtual nodes: consecutive ranks grouped into nodes of these sizes, which `topology()`
+  /// reports (`{3, 1, 2}`: ranks 0-2, rank 3, ranks 4-5). The sizes must be positive and add up to
+  /// the world size, else the world's constructor throws `usage_error`. Empty (the default): all
+  /// ranks are one node, as the threads of one process are.
+  std::vector<int> node_sizes{};
 };
 
 }  // namespace switchyard::transport

@@ -8,12 +8,14 @@
 #include <switchyard/transport/inproc/handle.hpp>
 #include <switchyard/transport/inproc/options.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -46,19 +48,34 @@ class inproc_world {
 /// @brief Shorthand for `inproc_world(ranks, options).run(f)`.
 template <class F>
 auto run_inproc(int ranks, F&& f, inproc_options options = {}) {
-  return inproc_world(ranks, options).run(std::forward<F>(f));
+  return inproc_world(ranks, std::move(options)).run(std::forward<F>(f));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Implementation
 // ---------------------------------------------------------------------------------------------
 
-inline inproc_world::inproc_world(int ranks, inproc_options options) : ranks_(ranks), options_(options) {
+inline inproc_world::inproc_world(int ranks, inproc_options options) : ranks_(ranks), options_(std::move(options)) {
   if (ranks < 1) {
     detail::raise<usage_error>(detail::str("an in-process world needs at least 1 rank, got ", ranks));
   }
-  if (options.timeout <= std::chrono::milliseconds::zero()) {
-    detail::raise<usage_error>(detail::str("inproc_options::timeout must be positive, got ", options.timeout.count(),
+  const std::vector<int>& nodes = options_.node_sizes;
+  if (!nodes.empty()) {
+    std::string sizes;
+    long long total = 0;
+    for (const int size : nodes) {
+      sizes += detail::str(sizes.empty() ? "" : ", ", size);
+      total += size;
+    }
+    const bool positive = std::all_of(nodes.begin(), nodes.end(), [](int size) { return size > 0; });
+    if (!positive || total != ranks) {
+      detail::raise<usage_error>(detail::str("inproc_options::node_sizes {", sizes,
+                                             "} must be positive and add up to the ", ranks, " ranks of the world",
+                                             positive ? detail::str(", not ", total) : ""));
+    }
+  }
+  if (options_.timeout <= std::chrono::milliseconds::zero()) {
+    detail::raise<usage_error>(detail::str("inproc_options::timeout must be positive, got ", options_.timeout.count(),
                                            " ms (std::chrono::milliseconds::max() waits forever)"));
   }
 }
