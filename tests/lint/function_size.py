@@ -5,7 +5,7 @@ compile_commands.json, plus tests/headers/odr_first.cpp, which includes every pu
 (switchyard.hpp with every part the build has), plus the doctest file of any header that unit
 does not reach; a header filter on include/switchyard/ and examples/ checks the headers they
 include. A function body over 100 lines (lambdas count inside their function) fails the test,
-but for those in KNOWN, which are being split; each is printed.
+and each is printed.
 
 usage: function_size.py CLANG_TIDY BUILD_DIR SOURCE_DIR"""
 import concurrent.futures
@@ -16,9 +16,6 @@ import shlex
 import subprocess
 import sys
 import time
-
-# Functions over 100 lines today outside examples/, being split by their owners: (path, name).
-KNOWN = {("include/switchyard/strategy/parameter_server.hpp", "serve_shard")}
 
 clang_tidy, build_dir, source_dir = sys.argv[1:4]
 source_dir = os.path.realpath(source_dir)
@@ -95,9 +92,6 @@ for unit, run, seconds in results:
         print(run.stdout[-3000:], run.stderr[-3000:])
         failed = True
 print(f"clang-tidy over {len(units)} translation units in {time.monotonic() - started:.0f} s")
-for key, text in sorted(flagged.items()):
-    print(("known, being split: " if key in KNOWN else "OVER 100 LINES: ") + text)
-for path, name in sorted(KNOWN - set(flagged)):
-    print(f"no longer over 100 lines: {path}: {name}; take it out of KNOWN in {sys.argv[0]}")
-new = [key for key in flagged if key not in KNOWN]
-sys.exit(1 if new or failed else 0)
+for text in sorted(flagged.values()):
+    print("OVER 100 LINES: " + text)
+sys.exit(1 if flagged or failed else 0)
