@@ -13,7 +13,9 @@
 #include "scenarios.hpp"
 #include "simulated_harness.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 namespace sy = switchyard;
@@ -108,5 +110,62 @@ TEST_CASE("simulated.same_bits: every collective gives in-process bits at 4 and 
       CAPTURE(r);
       CHECK(in_process[r] == simulated_hosts[r]);
     }
+  }
+}
+
+namespace {
+
+// The simulated time of one ring all-reduce of `bytes` over `hosts` hosts of a star of 1 Gbit/s,
+// 50 us links under CM02, and what theory says it takes: 2(p-1) steps of the route's latency (two
+// links) and 2(p-1)/p of the buffer over the link's bandwidth.
+struct ring_timing {
+  double simulated;
+  double formula;
+};
+
+ring_timing time_ring(int hosts, std::size_t bytes) {
+  sy::transport::simulated_options o = simulated_harness::options();
+  o.platform.hosts = hosts;
+  o.platform.bandwidth = "1Gbps";
+  o.platform.latency = "50us";
+  sy::transport::simulated_world world(o);
+  world.run([bytes](simulated& t) {
+    std::vector<float> data(bytes / sizeof(float), 1.0F);
+    sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::ring{});
+  });
+  const double p = hosts;
+  const double route_latency = 2 * 50e-6;
+  const double bandwidth = 1e9 / 8;
+  return {world.simulated_seconds(),
+          2 * (p - 1) * route_latency + 2 * (p - 1) / p * static_cast<double>(bytes) / bandwidth};
+}
+
+}  // namespace
+
+TEST_CASE("simulated.ring.formula: a ring all-reduce takes 2(p-1)a + 2(p-1)/p M/B within 2% under CM02" *
+          doctest::timeout(300)) {
+  // 512 KiB: every rank's block fits the ring's 128 KiB segment, so each step is one message, as
+  // the formula assumes (larger blocks pay a latency per pair of segments in flight).
+  for (int hosts : {4, 7, 16, 64}) {
+    CAPTURE(hosts);
+    const ring_timing timing = time_ring(hosts, std::size_t{512} << 10);
+    CAPTURE(timing.simulated);
+    CAPTURE(timing.formula);
+    CHECK(timing.simulated == doctest::Approx(timing.formula).epsilon(0.02).scale(0));
+  }
+}
+
+// The benchmark `collective.simulated.ring_formula` (meson test --benchmark): 4 to 1,024 hosts, 1 MiB.
+TEST_CASE("simulated.ring.formula_sweep: simulated over theoretical time of the ring, 4 to 1024 hosts" *
+          doctest::skip() * doctest::timeout(3600)) {
+  std::printf("%6s %12s %12s %8s %10s\n", "hosts", "simulated_s", "formula_s", "ratio", "wall_s");
+  for (int hosts = 4; hosts <= 1024; hosts *= 2) {
+    const auto begin = std::chrono::steady_clock::now();
+    const ring_timing timing = time_ring(hosts, std::size_t{1} << 20);  // 1 MiB: 1 GiB of buffers at 1,024
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    std::printf("%6d %12.6f %12.6f %8.4f %10.2f\n", hosts, timing.simulated, timing.formula,
+                timing.simulated / timing.formula, wall);
+    std::fflush(stdout);
+    CHECK(timing.simulated == doctest::Approx(timing.formula).epsilon(0.02).scale(0));
   }
 }
