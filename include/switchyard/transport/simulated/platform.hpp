@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,15 @@ inline void check_options(const simulated_options& options) {
     raise<usage_error>(str("simulated_options::ranks_per_host must be at least 1, got ", options.ranks_per_host));
   }
   if (!p.file.empty()) {
-    if (!std::ifstream(p.file)) raise<usage_error>(str("the platform file '", p.file, "' cannot be read"));
+    std::ifstream in(p.file);
+    if (!in) raise<usage_error>(str("the platform file '", p.file, "' cannot be read"));
+    // SimGrid crashes on a platform without hosts instead of saying so: look for the tags that
+    // make hosts first.
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("<host") == std::string::npos && text.find("<cluster") == std::string::npos &&
+        text.find("<cabinet") == std::string::npos) {
+      raise<usage_error>(str("the platform file '", p.file, "' names no hosts (no <host>, <cluster> or <cabinet>)"));
+    }
   } else {
     if (p.hosts < 1) raise<usage_error>(str("a simulated cluster needs at least 1 host, got ", p.hosts));
     if (p.cores < 1) raise<usage_error>(str("simulated hosts need at least 1 core, got ", p.cores));
