@@ -128,3 +128,37 @@ TEST_CASE("simulated.training: all_reduce through the trainer on 4 simulated hos
                       simulated[r].parameters.size() * sizeof(float)) == 0);
   }
 }
+
+// The model with a gradient hook, so that the all-reduce can take buckets from its pass.
+struct hooked_regression : softmax_regression {
+  using softmax_regression::softmax_regression;
+  using softmax_regression::forward_backward;
+  template <class Ready>
+  double forward_backward(const sy::data::batch_view& batch, Ready ready) {
+    const double loss = softmax_regression::forward_backward(batch);
+    ready(std::size_t{0}, parameters().size());
+    return loss;
+  }
+};
+
+static_assert(sy::transport::ranks_share_a_thread<sy::transport::simulated>);
+static_assert(sy::transport::ranks_share_a_thread<sy::transport::faulty<sy::transport::simulated>>);
+static_assert(!sy::transport::ranks_share_a_thread<sy::transport::inproc>);
+
+TEST_CASE("simulated.training.threads: the overlapped all-reduce refuses to start a thread on simulated ranks" *
+          doctest::timeout(120)) {
+  const auto data = halves(40);
+  auto run = [&] {
+    sy::transport::run_simulated(2, [&](sy::transport::simulated& t) {
+      hooked_regression model(16, 2);
+      sy::optim::adam optimizer{model.parameters().size(), 0.05};
+      sy::train::trainer_options options;
+      options.epochs = 1;
+      options.batch_size = 10;
+      sy::strategy::all_reduce<> overlapped{{.exchange = sy::strategy::exchange::overlapped, .bucket_bytes = 64}};
+      sy::train::trainer trainer{model, optimizer, overlapped, options};
+      static_cast<void>(trainer.fit(t, data, *data));
+    });
+  };
+  CHECK_THROWS_WITH_AS(run(), doctest::Contains("a simulated transport runs no threads of a rank"), sy::usage_error);
+}

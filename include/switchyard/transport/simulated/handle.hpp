@@ -83,6 +83,13 @@ class simulated {
   /// Whether `algorithm::automatic` takes the native collectives (`simulated_options::native_collectives`).
   [[nodiscard]] bool prefers_native() const noexcept { return group_->fabric->options.native_collectives; }
 
+  /// The ranks are actors that take turns on one thread (see transport::ranks_share_a_thread):
+  /// a thread a strategy started would run outside the simulation, so strategies that start
+  /// threads refuse this transport.
+  static constexpr bool ranks_share_a_thread = true;
+  /// False: no thread but the rank's actor may call the transport.
+  [[nodiscard]] static bool serves_other_threads() noexcept { return false; }
+
   /// This rank's collective checks on this group.
   [[nodiscard]] collective_check_state& collective_checks() noexcept {
     return group_->checks[static_cast<std::size_t>(rank_)];
