@@ -1,6 +1,7 @@
-// Training through transport::simulated: the synchronous all-reduce strategy, driven by the stock
-// trainer on 4 simulated hosts, ends with bitwise the parameters of 4 in-process ranks, with the
-// defaults of both transports (measured compute on the simulated side).
+// Training through transport::simulated: the synchronous all-reduce strategy and the synchronous
+// parameter server, driven by the stock trainer on 4 simulated hosts, end with bitwise the
+// parameters of 4 in-process ranks, with the defaults of both transports (measured compute on the
+// simulated side); the overlapped all-reduce refuses to start a thread there.
 #include <switchyard/switchyard.hpp>
 #include <switchyard/transport/simulated.hpp>
 
@@ -96,14 +97,14 @@ struct outcome {
   std::vector<float> parameters;
 };
 
-template <class Transport>
-outcome train(Transport& t, const std::shared_ptr<const sy::data::dataset>& data) {
+template <class Transport, class Strategy = sy::strategy::all_reduce<>>
+outcome train(Transport& t, const std::shared_ptr<const sy::data::dataset>& data, Strategy strategy = {}) {
   softmax_regression model(16, 2);
   sy::optim::adam optimizer{model.parameters().size(), 0.05};
   sy::train::trainer_options options;
   options.epochs = 2;
   options.batch_size = 10;
-  sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, options};
+  sy::train::trainer trainer{model, optimizer, strategy, options};
   const sy::train::history history = trainer.fit(t, data, *data);
   return outcome{history.last().test_accuracy, {model.parameters().begin(), model.parameters().end()}};
 }
@@ -123,6 +124,22 @@ TEST_CASE("simulated.training: all_reduce through the trainer on 4 simulated hos
     CAPTURE(r);
     CHECK(simulated[r].accuracy > 0.9);
     CHECK(simulated[r].accuracy == in_process[r].accuracy);
+    REQUIRE(simulated[r].parameters.size() == in_process[r].parameters.size());
+    CHECK(std::memcmp(simulated[r].parameters.data(), in_process[r].parameters.data(),
+                      simulated[r].parameters.size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("simulated.training.parameter_server: the synchronous parameter server with one server ends with the "
+          "in-process bits" * doctest::timeout(300)) {
+  const auto data = halves(400);
+  const sy::strategy::parameter_server<sy::strategy::consistency::sync> ps{1};
+  const std::vector<outcome> in_process =
+      sy::transport::run_inproc(4, [&](sy::transport::inproc& t) { return train(t, data, ps); });
+  const std::vector<outcome> simulated =
+      sy::transport::run_simulated(4, [&](sy::transport::simulated& t) { return train(t, data, ps); });
+  for (std::size_t r = 0; r < 4; ++r) {
+    CAPTURE(r);
     REQUIRE(simulated[r].parameters.size() == in_process[r].parameters.size());
     CHECK(std::memcmp(simulated[r].parameters.data(), in_process[r].parameters.data(),
                       simulated[r].parameters.size() * sizeof(float)) == 0);
