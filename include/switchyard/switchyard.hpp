@@ -4,7 +4,7 @@
 // other parts come with their Meson dependency, which defines the macro that enables them here:
 // `switchyard-xtensor` (SWITCHYARD_HAS_XTENSOR), `switchyard-data` (SWITCHYARD_HAS_DATA),
 // `switchyard-nn` (SWITCHYARD_HAS_NN), `switchyard-checkpoint` (SWITCHYARD_HAS_CHECKPOINT),
-// `switchyard-mpi` (SWITCHYARD_HAS_MPI).
+// `switchyard-mpi` (SWITCHYARD_HAS_MPI), `switchyard-sim` (SWITCHYARD_HAS_SIMGRID).
 #pragma once
 
 #include <switchyard/collective/algorithm.hpp>
@@ -23,6 +23,7 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/core/rank_context.hpp>
 #include <switchyard/core/sequence.hpp>
 #include <switchyard/core/threshold.hpp>
 #include <switchyard/transport/faulty.hpp>
@@ -93,4 +94,7 @@
 #endif
 #if defined(SWITCHYARD_HAS_MPI)
 #include <switchyard/transport/mpi.hpp>
+#endif
+#if defined(SWITCHYARD_HAS_SIMGRID)
+#include <switchyard/transport/simulated.hpp>
 #endif

@@ -62,7 +62,8 @@ inline void write_fp_control(fp_control) noexcept {}
 ///
 /// Only the flush bits change: rounding mode, exception masks and the sticky exception flags are
 /// left alone, so flags raised inside the scope are still visible after it. The mode is per
-/// thread; threads started inside the scope inherit it on Linux, but a thread pool started
+/// thread (per rank where a transport runs several ranks on one thread: core/rank_context.hpp);
+/// threads started inside the scope inherit it on Linux, but a thread pool started
 /// before (OpenBLAS's, when it runs more than one thread) does not. `train::trainer::fit` holds
 /// one on every rank (`trainer_options::flush_subnormals`); hold your own around optimizer or
 /// model calls made outside `fit`. The analogue of PyTorch's `torch.set_flush_denormal(True)`,

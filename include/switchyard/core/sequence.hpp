@@ -5,22 +5,19 @@
 #pragma once
 
 #include <switchyard/core/error.hpp>
+#include <switchyard/core/rank_context.hpp>
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace switchyard {
 
-/// The most elements one sequence loaded on this thread may claim; no limit unless a
+/// The most elements one sequence loaded on this rank may claim; no limit unless a
 /// `sequence_budget_scope` sets one (a reader of untrusted bytes sets it to their number: every
-/// element takes at least one byte).
-[[nodiscard]] inline std::uint64_t& sequence_budget() noexcept {
-  thread_local std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();
-  return budget;
-}
+/// element takes at least one byte). Kept in the rank's context (core/rank_context.hpp).
+[[nodiscard]] inline std::uint64_t& sequence_budget() noexcept { return current_rank_context().sequence_budget; }
 
 /// Sets `sequence_budget()` for its lifetime, then restores the previous one.
 class sequence_budget_scope {

@@ -291,7 +291,8 @@ class all_reduce {
           switchyard::detail::raise<usage_error>(
               "all_reduce: the overlapped exchange calls the transport from a communication thread, and this "
               "transport does not allow calls from other threads (under MPI, initialize the environment with "
-              "boost::mpi::threading::serialized or above)");
+              "boost::mpi::threading::serialized or above; a simulated transport runs no threads of a rank: use "
+              "exchange::whole or exchange::buckets there)");
         }
       }
       // The arena is found through a member, so the function is small enough for std::function to

@@ -74,7 +74,9 @@ class faulty {
 
   [[nodiscard]] int rank() const { return inner_.rank(); }
   [[nodiscard]] int size() const { return inner_.size(); }
-  /// The inner transport's answer, where it has one (`transport::mpi`).
+  /// Whether the inner transport's ranks take turns on one thread (`transport::simulated`).
+  static constexpr bool ranks_share_a_thread = transport::ranks_share_a_thread<Inner>;
+  /// The inner transport's answer, where it has one (`transport::mpi`, `transport::simulated`).
   [[nodiscard]] bool serves_other_threads() const
     requires requires(const Inner& i) { i.serves_other_threads(); }
   {

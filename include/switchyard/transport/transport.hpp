@@ -111,6 +111,19 @@ concept has_collective_checks = requires(T& t) {
   { t.collective_checks() } -> std::same_as<collective_check_state&>;
 };
 
+/// @brief Whether the ranks of `T` take turns on one thread, as a simulator's actors do: a
+/// transport says so with `static constexpr bool ranks_share_a_thread = true` (`simulated`, and
+/// `faulty<T>` over one). Such a transport also answers `serves_other_threads()` with false: a
+/// thread a strategy starts (a communication thread, a co-located server) would run outside the
+/// simulation, and a wait on a standard mutex would stop every rank. A strategy that starts threads
+/// refuses these transports (`static_assert` where the choice is made at compile time, a
+/// `usage_error` where it is an option) until the transport offers a way to run concurrent
+/// activities of its own.
+template <class T>
+concept ranks_share_a_thread = requires {
+  requires T::ranks_share_a_thread;
+};
+
 /// @brief Whether the environment variable `SWITCHYARD_CHECK_COLLECTIVES` asks for checked
 /// collectives: `1` is on; unset, empty or `0` is off; anything else is a `usage_error`. Read
 /// once per process; the default of `inproc_options::check_collectives` and

@@ -1,10 +1,11 @@
-// What the collective algorithms share: reserved tags, per-thread scratch that is allocated once,
+// What the collective algorithms share: reserved tags, per-rank scratch that is allocated once,
 // the request type of a transport, and the context added to errors.
 #pragma once
 
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/core/rank_context.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <cstddef>
@@ -72,15 +73,13 @@ enum tag : int {
   fingerprint_tag,
 };
 
-// Scratch space of this thread, grown on first use and kept: the first touch of fresh pages costs
-// more than moving the data, so a hot loop of collectives must not allocate. `slot` keeps apart the
-// buffers an algorithm uses at the same time.
+// Scratch space of the calling rank, grown on first use and kept: the first touch of fresh pages
+// costs more than moving the data, so a hot loop of collectives must not allocate. `slot` keeps
+// apart the buffers an algorithm uses at the same time. Per rank, not per thread: simulated ranks
+// share one thread and switch in the middle of a collective (core/rank_context.hpp).
 template <class T>
 std::span<T> scratch(std::size_t count, std::size_t slot = 0) {
-  thread_local std::vector<T> buffers[2];
-  std::vector<T>& buffer = buffers[slot];
-  if (buffer.size() < count) buffer.resize(count);
-  return {buffer.data(), count};
+  return current_rank_context().scratch<T>(count, slot);
 }
 
 template <class Transport, class T>

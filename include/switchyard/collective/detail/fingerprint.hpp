@@ -9,6 +9,7 @@
 #include <switchyard/core/partition.hpp>
 #include <switchyard/collective/stage.hpp>
 #include <switchyard/core/operations.hpp>
+#include <switchyard/core/rank_context.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
@@ -257,7 +258,7 @@ void check_call(Transport& t, const call& c) {
       mine[F::reduction] = reduction.hash;
       pack_name(mine, F::reduction_name, reduction.name);
     }
-    thread_local std::vector<std::uint64_t> all;
+    std::vector<std::uint64_t>& all = current_rank_context().fingerprints;
     all.resize(static_cast<std::size_t>(ranks) * F::size);
     const auto of_rank = [](int r) { return switchyard::block{static_cast<std::size_t>(r) * F::size, F::size}; };
     std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(of_rank(t.rank()).offset));

@@ -1,0 +1,308 @@
+// One rank's handle on a simulated world: point-to-point messages through SimGrid mailboxes with
+// the tag and source matching done here, a barrier and split, and the native all-reduce and
+// reduce-scatter, which fold every rank's block in rank order as the in-process ones do.
+#pragma once
+
+#include <switchyard/core/buffer.hpp>
+#include <switchyard/core/error.hpp>
+#include <switchyard/core/operations.hpp>
+#include <switchyard/core/partition.hpp>
+#include <switchyard/transport/simulated/fabric.hpp>
+#include <switchyard/transport/simulated/request.hpp>
+#include <switchyard/transport/transport.hpp>
+
+#include <simgrid/s4u/Engine.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace switchyard::transport {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+/// @brief One rank's handle on a simulated world (or a group split from it): the rank is a
+/// SimGrid actor on a simulated host, and its messages cost their size on the simulated links.
+///
+/// A small value: copies refer to the same rank of the same group. Made by
+/// `simulated_world::run`; using a handle after `run` returned throws `usage_error`.
+/// @code
+/// switchyard::transport::simulated_options options;
+/// options.platform.hosts = 16;
+/// switchyard::transport::run_simulated(options, [](switchyard::transport::simulated& t) {
+///   std::vector<float> grad(1000, float(t.rank()));
+///   switchyard::collective::allreduce(t, grad, switchyard::ops::sum{});
+///   double seconds = t.now();   // simulated time since the run began
+/// });
+/// @endcode
+class simulated {
+ public:
+  using request = simulated_request;
+
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept { return group_->size; }
+
+  template <arithmetic T>
+  void send(std::span<const T> data, int destination, int tag) {
+    isend(data, destination, tag).wait();
+  }
+  template <arithmetic T>
+  void recv(std::span<T> data, int source, int tag) {
+    irecv(data, source, tag).wait();
+  }
+  template <arithmetic T>
+  [[nodiscard]] simulated_request isend(std::span<const T> data, int destination, int tag);
+  template <arithmetic T>
+  [[nodiscard]] simulated_request irecv(std::span<T> data, int source, int tag);
+  /// Receives the next message with `tag` (or any tag, with `any_tag`) from any rank; it may hold
+  /// fewer elements than `data`, never more.
+  template <arithmetic T>
+  message_status recv_any(std::span<T> data, int tag);
+
+  /// A dissemination barrier of empty messages: ceil(log2(n)) rounds of the network's latency.
+  void barrier();
+  /// Collective over the group: ranks that pass the same `color` (>= 0) form a new group, ranked
+  /// by (`key`, old rank).
+  [[nodiscard]] simulated split(int color, int key);
+
+  /// Native all-reduce: every rank sends block b of its buffer to rank b, which folds the blocks
+  /// in rank order (the in-process transport's order, so the same bits) and sends the result to
+  /// every rank.
+  template <arithmetic T, class Op>
+  void native_allreduce(std::span<T> data, Op op);
+  /// Native reduce-scatter: the first half of the native all-reduce; returns this rank's block.
+  template <arithmetic T, class Op>
+  std::span<T> native_reduce_scatter(std::span<T> data, Op op);
+  /// Whether `algorithm::automatic` takes the native collectives (`simulated_options::native_collectives`).
+  [[nodiscard]] bool prefers_native() const noexcept { return group_->fabric->options.native_collectives; }
+
+  /// The ranks are actors that take turns on one thread (see transport::ranks_share_a_thread):
+  /// a thread a strategy started would run outside the simulation, so strategies that start
+  /// threads refuse this transport.
+  static constexpr bool ranks_share_a_thread = true;
+  /// False: no thread but the rank's actor may call the transport.
+  [[nodiscard]] static bool serves_other_threads() noexcept { return false; }
+
+  /// This rank's collective checks on this group.
+  [[nodiscard]] collective_check_state& collective_checks() noexcept {
+    return group_->checks[static_cast<std::size_t>(rank_)];
+  }
+
+  /// Simulated seconds since the world's run began, on this rank's clock.
+  [[nodiscard]] double now() const;
+  /// The index of the simulated host this rank runs on.
+  [[nodiscard]] int host() const noexcept { return host_index_of(group_->rank(rank_)); }
+
+ private:
+  friend class simulated_world;
+  simulated(std::shared_ptr<detail::sim_group> group, int rank, double start)
+      : group_(std::move(group)), rank_(rank), start_(start) {}
+
+  [[nodiscard]] int host_index_of(const detail::sim_rank& r) const noexcept {
+    return r.world_rank / group_->fabric->options.ranks_per_host;
+  }
+  [[nodiscard]] detail::sim_rank& self() const { return group_->rank(rank_); }
+  template <arithmetic T>
+  simulated_request post_send(std::span<const T> data, int destination, int tag);
+  template <arithmetic T>
+  simulated_request post_receive(std::span<T> data, int source, int tag, bool exact);
+  template <arithmetic T, class Op>
+  switchyard::block fold_blocks(std::span<T> data, Op op);
+
+  std::shared_ptr<detail::sim_group> group_;
+  int rank_;
+  double start_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Implementation
+// ---------------------------------------------------------------------------------------------
+
+template <arithmetic T>
+simulated_request simulated::post_send(std::span<const T> data, int destination, int tag) {
+  auto m = std::make_unique<detail::sim_message>();
+  m->group = group_->id;
+  m->source = rank_;
+  m->tag = tag;
+  m->element_size = sizeof(T);
+  m->element_type = &detail::element_type_tag<T>;
+  m->data.resize(data.size_bytes());
+  if (!data.empty()) std::memcpy(m->data.data(), data.data(), data.size_bytes());
+  detail::sim_rank& me = self();
+  simgrid::s4u::CommPtr comm = detail::blocking(
+      me, [&] { return detail::post(*group_->fabric, std::move(m), group_->world_ranks[static_cast<std::size_t>(destination)]); });
+  return simulated_request(group_, rank_, std::move(comm),
+                           detail::str("send of ", data.size(), " elements to rank ", destination, " with tag ", tag));
+}
+
+template <arithmetic T>
+simulated_request simulated::post_receive(std::span<T> data, int source, int tag, bool exact) {
+  auto r = std::make_unique<detail::sim_receive>();
+  r->group = group_->id;
+  r->source = source;
+  r->tag = tag;
+  r->data = reinterpret_cast<std::byte*>(data.data());
+  r->bytes = data.size_bytes();
+  r->element_size = sizeof(T);
+  r->element_type = &detail::element_type_tag<T>;
+  r->exact = exact;
+  detail::sim_rank& me = self();
+  auto& waiting = me.unexpected;
+  const auto match = std::find_if(waiting.begin(), waiting.end(), [&r](const auto& m) { return detail::accepts(*r, *m); });
+  if (match != waiting.end()) {
+    const std::unique_ptr<detail::sim_message> m = std::move(*match);
+    waiting.erase(match);
+    detail::complete(*r, *m, me.world_rank);
+  } else {
+    me.posted.push_back(r.get());
+  }
+  std::string what = detail::str("receive of ", data.size(), " elements from ",
+                                 source == any_source ? std::string("any rank") : detail::str("rank ", source),
+                                 " with tag ", tag == any_tag ? std::string("any") : std::to_string(tag));
+  return simulated_request(group_, rank_, std::move(r), std::move(what));
+}
+
+template <arithmetic T>
+simulated_request simulated::isend(std::span<const T> data, int destination, int tag) {
+  detail::enter_call(*group_->fabric, self(), "send");
+  detail::check_peer(*group_, rank_, destination, "send", false);
+  return post_send(data, destination, tag);
+}
+
+template <arithmetic T>
+simulated_request simulated::irecv(std::span<T> data, int source, int tag) {
+  detail::enter_call(*group_->fabric, self(), "receive");
+  detail::check_peer(*group_, rank_, source, "receive", true);
+  return post_receive(data, source, tag, true);
+}
+
+template <arithmetic T>
+message_status simulated::recv_any(std::span<T> data, int tag) {
+  detail::enter_call(*group_->fabric, self(), "receive from any rank");
+  simulated_request r = post_receive(data, any_source, tag, false);
+  r.wait();
+  return r.status();
+}
+
+inline void simulated::barrier() {
+  detail::enter_call(*group_->fabric, self(), "barrier");
+  const int n = size();
+  const std::span<const char> nothing;
+  const std::span<char> into;
+  for (int distance = 1; distance < n; distance *= 2) {
+    simulated_request out = post_send(nothing, (rank_ + distance) % n, detail::barrier_tag);
+    simulated_request in = post_receive(into, (rank_ - distance + n) % n, detail::barrier_tag, true);
+    in.wait();
+    out.wait();
+  }
+}
+
+inline simulated simulated::split(int color, int key) {
+  detail::enter_call(*group_->fabric, self(), "split");
+  if (color < 0) {
+    detail::raise<usage_error>(detail::str("rank ", rank_, ": split color must be >= 0, got ", color));
+  }
+  // The ranks take turns on one thread, so the group's tables need no lock: the barriers order
+  // the writes and reads, and cost what a real split's exchange would.
+  detail::sim_group& g = *group_;
+  g.splits[static_cast<std::size_t>(rank_)] = {color, key};
+  barrier();
+  bool leader = true;
+  for (int r = 0; r < rank_; ++r) {
+    if (g.splits[static_cast<std::size_t>(r)].color == color) leader = false;
+  }
+  if (leader) {
+    std::vector<int> members;
+    for (int r = 0; r < g.size; ++r) {
+      if (g.splits[static_cast<std::size_t>(r)].color == color) members.push_back(r);
+    }
+    std::stable_sort(members.begin(), members.end(), [&g](int a, int b) {
+      return g.splits[static_cast<std::size_t>(a)].key < g.splits[static_cast<std::size_t>(b)].key;
+    });
+    std::vector<int> world;
+    world.reserve(members.size());
+    for (int m : members) world.push_back(g.world_ranks[static_cast<std::size_t>(m)]);
+    auto child = std::make_shared<detail::sim_group>(g.fabric, g.fabric->next_group++, std::move(world));
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      g.split_results[static_cast<std::size_t>(members[i])] = {child, static_cast<int>(i)};
+    }
+  }
+  barrier();
+  auto [child, child_rank] = std::move(g.split_results[static_cast<std::size_t>(rank_)]);
+  return simulated(std::move(child), child_rank, start_);
+}
+
+template <arithmetic T, class Op>
+switchyard::block simulated::fold_blocks(std::span<T> data, Op op) {
+  const int n = size();
+  const auto parts = static_cast<std::size_t>(n);
+  const switchyard::block mine = switchyard::block_of(data.size(), parts, static_cast<std::size_t>(rank_));
+  // Every rank's copy of my block, by rank.
+  std::vector<std::byte>& storage = self().native_scratch;
+  storage.resize(std::max(storage.size(), mine.size * parts * sizeof(T)));
+  const std::span<T> others(reinterpret_cast<T*>(storage.data()), mine.size * parts);
+  std::vector<simulated_request> sends;
+  std::vector<simulated_request> receives;
+  sends.reserve(parts);
+  receives.reserve(parts);
+  for (int r = 0; r < n; ++r) {
+    if (r == rank_) continue;
+    const switchyard::block theirs = switchyard::block_of(data.size(), parts, static_cast<std::size_t>(r));
+    sends.push_back(post_send(std::span<const T>(data.subspan(theirs.offset, theirs.size)), r, detail::native_reduce_tag));
+    receives.push_back(post_receive(others.subspan(static_cast<std::size_t>(r) * mine.size, mine.size), r,
+                                    detail::native_reduce_tag, true));
+  }
+  for (simulated_request& r : receives) r.wait();
+  const std::span<T> own = data.subspan(mine.offset, mine.size);
+  std::copy(own.begin(), own.end(), others.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank_) * mine.size));
+  for (std::size_t i = 0; i < mine.size; ++i) {
+    T acc = others[i];
+    for (std::size_t r = 1; r < parts; ++r) acc = op(acc, others[r * mine.size + i]);
+    own[i] = acc;
+  }
+  finalize_all<Op>(own, n);
+  for (simulated_request& s : sends) s.wait();
+  return mine;
+}
+
+template <arithmetic T, class Op>
+void simulated::native_allreduce(std::span<T> data, Op op) {
+  detail::enter_call(*group_->fabric, self(), "allreduce");
+  const int n = size();
+  if (n == 1) {
+    finalize_all<Op>(data, 1);
+    return;
+  }
+  const switchyard::block mine = fold_blocks(data, op);
+  std::vector<simulated_request> requests;
+  requests.reserve(2 * static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    if (r == rank_) continue;
+    const switchyard::block theirs = switchyard::block_of(data.size(), static_cast<std::size_t>(n), static_cast<std::size_t>(r));
+    requests.push_back(post_send(std::span<const T>(data.subspan(mine.offset, mine.size)), r, detail::native_gather_tag));
+    requests.push_back(post_receive(data.subspan(theirs.offset, theirs.size), r, detail::native_gather_tag, true));
+  }
+  for (simulated_request& r : requests) r.wait();
+}
+
+template <arithmetic T, class Op>
+std::span<T> simulated::native_reduce_scatter(std::span<T> data, Op op) {
+  detail::enter_call(*group_->fabric, self(), "reduce_scatter");
+  if (size() == 1) {
+    finalize_all<Op>(data, 1);
+    return data;
+  }
+  const switchyard::block mine = fold_blocks(data, op);
+  return data.subspan(mine.offset, mine.size);
+}
+
+inline double simulated::now() const { return simgrid::s4u::Engine::get_clock() - start_; }
+
+}  // namespace switchyard::transport

@@ -1,0 +1,156 @@
+// The simulated platform: checks a `simulated_options` before anything runs, configures SimGrid's
+// network model once per process, and builds the hosts and links (a star or racks under uplinks)
+// or loads a platform file.
+#pragma once
+
+#include <switchyard/core/error.hpp>
+#include <switchyard/transport/simulated/fabric.hpp>
+#include <switchyard/transport/simulated/options.hpp>
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace switchyard::transport::detail {
+
+// Raises `usage_error` for anything in `options` that cannot make a cluster, before any engine
+// exists: no hosts, rates without units or below zero, more ranks than a host has cores, a speed
+// factor for a host that does not exist, a platform file that cannot be read.
+inline void check_options(const simulated_options& options) {
+  const simulated_platform& p = options.platform;
+  if (options.ranks_per_host < 1) {
+    raise<usage_error>(str("simulated_options::ranks_per_host must be at least 1, got ", options.ranks_per_host));
+  }
+  if (!p.file.empty()) {
+    std::ifstream in(p.file);
+    if (!in) raise<usage_error>(str("the platform file '", p.file, "' cannot be read"));
+    // SimGrid crashes on a platform without hosts instead of saying so: look for the tags that
+    // make hosts first.
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("<host") == std::string::npos && text.find("<cluster") == std::string::npos &&
+        text.find("<cabinet") == std::string::npos) {
+      raise<usage_error>(str("the platform file '", p.file, "' names no hosts (no <host>, <cluster> or <cabinet>)"));
+    }
+  } else {
+    if (p.hosts < 1) raise<usage_error>(str("a simulated cluster needs at least 1 host, got ", p.hosts));
+    if (p.cores < 1) raise<usage_error>(str("simulated hosts need at least 1 core, got ", p.cores));
+    if (options.ranks_per_host > p.cores) {
+      raise<usage_error>(str(options.ranks_per_host, " ranks per host need as many cores, but the hosts have ", p.cores,
+                             " (simulated_platform::cores)"));
+    }
+    (void)parse_bandwidth(p.bandwidth, "link bandwidth");
+    (void)parse_duration(p.latency, "link latency");
+    (void)parse_bandwidth(p.loopback_bandwidth, "loopback bandwidth");
+    (void)parse_duration(p.loopback_latency, "loopback latency");
+    if (p.rack_size < 0) raise<usage_error>(str("simulated_platform::rack_size must be 0 (one switch) or more, got ", p.rack_size));
+    if (!(p.oversubscription >= 1)) {
+      raise<usage_error>(str("simulated_platform::oversubscription must be at least 1, got ", p.oversubscription));
+    }
+  }
+  for (const host_speed& s : p.speeds) {
+    if (p.file.empty() && (s.host < 0 || s.host >= p.hosts)) {
+      raise<usage_error>(str("a speed factor names host ", s.host, " but the cluster has hosts 0 to ", p.hosts - 1));
+    }
+    if (!(s.factor > 0)) raise<usage_error>(str("the speed factor of host ", s.host, " must be positive, got ", s.factor));
+  }
+}
+
+// SimGrid chooses its network model once per process; every simulated world must ask for the
+// one the first chose.
+inline void configure_network(simgrid::s4u::Engine& engine, const simulated_options& options) {
+  static std::string chosen;
+  const std::string model = options.network == network_model::cm02 ? "CM02" : "LV08";
+  const std::string wanted = model + (options.cross_traffic ? " with cross-traffic" : " without cross-traffic");
+  if (chosen.empty()) {
+    xbt_log_control_set("xbt_cfg.thres:warning");
+    engine.set_config("network/model:" + model);
+    engine.set_config(std::string("network/crosstraffic:") + (options.cross_traffic ? "1" : "0"));
+    chosen = wanted;
+  } else if (chosen != wanted) {
+    raise<usage_error>(str("this process simulated its first world with SimGrid's ", chosen, "; a world with ", wanted,
+                           " needs a process of its own (SimGrid sets the model once per process)"));
+  }
+}
+
+// One host with its link to its switch and a loopback route for the ranks it runs.
+inline simgrid::s4u::Host* add_host(simgrid::s4u::NetZone& zone, const simulated_platform& p, int index, double speed) {
+  namespace sg4 = simgrid::s4u;
+  const std::string name = str("host-", index);
+  sg4::Host* host = zone.create_host(name, reference_flops * speed)->set_core_count(p.cores)->seal();
+  sg4::Link* link = zone.create_split_duplex_link(name + "-link", parse_bandwidth(p.bandwidth))
+                        ->set_latency(parse_duration(p.latency))
+                        ->seal();
+  zone.add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
+  sg4::Link* loopback = zone.create_link(name + "-loopback", parse_bandwidth(p.loopback_bandwidth))
+                            ->set_latency(parse_duration(p.loopback_latency))
+                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                            ->seal();
+  zone.add_route(host->get_netpoint(), host->get_netpoint(), nullptr, nullptr, {{loopback, sg4::LinkInRoute::Direction::NONE}},
+                 false);
+  return host;
+}
+
+// Builds the platform of `options` in `engine` and returns its hosts in rank order.
+inline std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& engine, const simulated_options& options) {
+  namespace sg4 = simgrid::s4u;
+  const simulated_platform& p = options.platform;
+  if (!p.file.empty()) {
+    try {
+      engine.load_platform(p.file);
+    } catch (const std::exception& e) {
+      raise<usage_error>(str("the platform file '", p.file, "' does not load: ", e.what()));
+    }
+    std::vector<sg4::Host*> hosts = engine.get_all_hosts();
+    if (hosts.empty()) raise<usage_error>(str("the platform file '", p.file, "' names no hosts"));
+    for (const host_speed& s : p.speeds) {
+      if (s.host >= static_cast<int>(hosts.size())) {
+        raise<usage_error>(str("a speed factor names host ", s.host, " but the platform file '", p.file, "' has hosts 0 to ",
+                               hosts.size() - 1));
+      }
+    }
+    for (sg4::Host* h : hosts) {
+      if (options.ranks_per_host > h->get_core_count()) {
+        raise<usage_error>(str(options.ranks_per_host, " ranks per host need as many cores, but host ", h->get_name(),
+                               " of '", p.file, "' has ", h->get_core_count()));
+      }
+    }
+    return hosts;
+  }
+  std::vector<double> speed(static_cast<std::size_t>(p.hosts), 1.0);
+  for (const host_speed& s : p.speeds) speed[static_cast<std::size_t>(s.host)] = s.factor;
+  std::vector<sg4::Host*> hosts;
+  hosts.reserve(static_cast<std::size_t>(p.hosts));
+  sg4::NetZone* top = sg4::create_star_zone("cluster");
+  if (p.rack_size == 0 || p.rack_size >= p.hosts) {
+    for (int h = 0; h < p.hosts; ++h) hosts.push_back(add_host(*top, p, h, speed[static_cast<std::size_t>(h)]));
+    top->seal();
+    return hosts;
+  }
+  const double uplink = parse_bandwidth(p.bandwidth) * p.rack_size / p.oversubscription;
+  for (int first = 0, rack = 0; first < p.hosts; first += p.rack_size, ++rack) {
+    sg4::NetZone* zone = sg4::create_star_zone(str("rack-", rack));
+    zone->set_parent(top);
+    for (int h = first; h < std::min(p.hosts, first + p.rack_size); ++h) {
+      hosts.push_back(add_host(*zone, p, h, speed[static_cast<std::size_t>(h)]));
+    }
+    simgrid::kernel::routing::NetPoint* gateway = zone->create_router(str("rack-", rack, "-switch"));
+    zone->seal();
+    sg4::Link* link = top->create_split_duplex_link(str("rack-", rack, "-uplink"), uplink)
+                          ->set_latency(parse_duration(p.latency))
+                          ->seal();
+    top->add_route(zone->get_netpoint(), nullptr, gateway, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
+  }
+  top->seal();
+  return hosts;
+}
+
+}  // namespace switchyard::transport::detail

@@ -1,0 +1,171 @@
+// Every collective on simulated hosts (transport/simulated.hpp): the scenarios of the in-process
+// suites at 1, 2, 3, 4 and 7 hosts, and the same bits as 4 or 7 in-process ranks for buffers whose
+// sums round, every algorithm and the defaults of both transports.
+#include <switchyard/collective/allgather.hpp>
+#include <switchyard/collective/allreduce.hpp>
+#include <switchyard/collective/barrier.hpp>
+#include <switchyard/collective/broadcast.hpp>
+#include <switchyard/collective/reduce_scatter.hpp>
+#include <switchyard/transport/inproc.hpp>
+#include <switchyard/transport/simulated.hpp>
+
+#include "harness.hpp"
+#include "scenarios.hpp"
+#include "simulated_harness.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::transport::simulated;
+
+static_assert(sy::transport::transport<simulated>);
+static_assert(sy::collective::has_native_allreduce<simulated, float, sy::ops::sum>);
+static_assert(sy::collective::has_native_reduce_scatter<simulated, double, sy::ops::average>);
+
+TEST_CASE("simulated.allreduce: against the sequential reference at 1, 2, 3, 4 and 7 hosts" * doctest::timeout(600)) {
+  simulated_harness::run_at_every_size([](simulated& t) { return scenarios::allreduce_suite(t); });
+}
+
+TEST_CASE("simulated.allreduce.identical_bits: replicas agree to the last bit when sums round" * doctest::timeout(600)) {
+  simulated_harness::run_at_every_size([](simulated& t) { return scenarios::identical_bits_suite(t); });
+}
+
+TEST_CASE("simulated.broadcast: against the sequential reference at 1, 2, 3, 4 and 7 hosts" * doctest::timeout(600)) {
+  simulated_harness::run_at_every_size([](simulated& t) { return scenarios::broadcast_suite(t); });
+}
+
+TEST_CASE("simulated.allgather: against the sequential reference at 1, 2, 3, 4 and 7 hosts" * doctest::timeout(600)) {
+  simulated_harness::run_at_every_size([](simulated& t) { return scenarios::allgather_suite(t); });
+}
+
+TEST_CASE("simulated.reduce_scatter: against the sequential reference at 1, 2, 3, 4 and 7 hosts" * doctest::timeout(600)) {
+  simulated_harness::run_at_every_size([](simulated& t) { return scenarios::reduce_scatter_suite(t); });
+}
+
+TEST_CASE("simulated.barrier: nobody leaves before the last rank arrived, at 1, 2, 3, 4 and 7 hosts" * doctest::timeout(600)) {
+  simulated_harness::run_at_every_size([](simulated& t) { return scenarios::barrier_suite(t); });
+}
+
+TEST_CASE("simulated.compressed: fp16 and bf16 all-reduces within the codec's bound" * doctest::timeout(600)) {
+  simulated_harness::run_at_every_size([](simulated& t) { return scenarios::compressed_suite(t); });
+}
+
+namespace {
+
+// Every collective's output on one rank, as bits, for values whose sums round.
+template <class Transport>
+std::vector<std::uint64_t> outputs(Transport& t) {
+  std::vector<std::uint64_t> hashes;
+  for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1001}, std::size_t{100003}}) {
+    auto values = [&]<class T>() {
+      std::vector<T> data(count);
+      for (std::size_t i = 0; i < count; ++i) data[i] = scenarios::rounding_value<T>(t.rank(), i);
+      return data;
+    };
+    auto per_type = [&]<class T>() {
+      std::vector<T> data = values.template operator()<T>();
+      sy::collective::allreduce(t, data, sy::ops::sum{});
+      hashes.push_back(scenarios::bit_hash(data));
+      data = values.template operator()<T>();
+      sy::collective::allreduce(t, data, sy::ops::average{});
+      hashes.push_back(scenarios::bit_hash(data));
+      data = values.template operator()<T>();
+      sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::ring{});
+      hashes.push_back(scenarios::bit_hash(data));
+      data = values.template operator()<T>();
+      sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::recursive_doubling{});
+      hashes.push_back(scenarios::bit_hash(data));
+      data = values.template operator()<T>();
+      const std::span<T> block = sy::collective::reduce_scatter(t, data, sy::ops::average{});
+      hashes.push_back(scenarios::bit_hash(std::vector<T>(block.begin(), block.end())));
+      data = values.template operator()<T>();
+      sy::collective::broadcast(t, data, t.size() - 1);
+      hashes.push_back(scenarios::bit_hash(data));
+      const std::vector<T> mine = values.template operator()<T>();
+      std::vector<T> all(count * static_cast<std::size_t>(t.size()));
+      sy::collective::allgather(t, mine, all);
+      hashes.push_back(scenarios::bit_hash(all));
+    };
+    per_type.template operator()<float>();
+    per_type.template operator()<double>();
+  }
+  return hashes;
+}
+
+}  // namespace
+
+TEST_CASE("simulated.same_bits: every collective gives in-process bits at 4 and 7 ranks, defaults of both" *
+          doctest::timeout(600)) {
+  for (int ranks : {4, 7}) {
+    CAPTURE(ranks);
+    const auto in_process = sy::transport::run_inproc(ranks, [](sy::transport::inproc& t) { return outputs(t); },
+                                                      harness::options());
+    const auto simulated_hosts = sy::transport::run_simulated(ranks, [](simulated& t) { return outputs(t); },
+                                                              simulated_harness::options());
+    REQUIRE(in_process.size() == simulated_hosts.size());
+    for (std::size_t r = 0; r < in_process.size(); ++r) {
+      CAPTURE(r);
+      CHECK(in_process[r] == simulated_hosts[r]);
+    }
+  }
+}
+
+namespace {
+
+// The simulated time of one ring all-reduce of `bytes` over `hosts` hosts of a star of 1 Gbit/s,
+// 50 us links under CM02, and what theory says it takes: 2(p-1) steps of the route's latency (two
+// links) and 2(p-1)/p of the buffer over the link's bandwidth.
+struct ring_timing {
+  double simulated;
+  double formula;
+};
+
+ring_timing time_ring(int hosts, std::size_t bytes) {
+  sy::transport::simulated_options o = simulated_harness::options();
+  o.platform.hosts = hosts;
+  o.platform.bandwidth = "1Gbps";
+  o.platform.latency = "50us";
+  sy::transport::simulated_world world(o);
+  world.run([bytes](simulated& t) {
+    std::vector<float> data(bytes / sizeof(float), 1.0F);
+    sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::ring{});
+  });
+  const double p = hosts;
+  const double route_latency = 2 * 50e-6;
+  const double bandwidth = 1e9 / 8;
+  return {world.simulated_seconds(),
+          2 * (p - 1) * route_latency + 2 * (p - 1) / p * static_cast<double>(bytes) / bandwidth};
+}
+
+}  // namespace
+
+TEST_CASE("simulated.ring.formula: a ring all-reduce takes 2(p-1)a + 2(p-1)/p M/B within 2% under CM02" *
+          doctest::timeout(300)) {
+  // 512 KiB: every rank's block fits the ring's 128 KiB segment, so each step is one message, as
+  // the formula assumes (larger blocks pay a latency per pair of segments in flight).
+  for (int hosts : {4, 7, 16, 64}) {
+    CAPTURE(hosts);
+    const ring_timing timing = time_ring(hosts, std::size_t{512} << 10);
+    CAPTURE(timing.simulated);
+    CAPTURE(timing.formula);
+    CHECK(timing.simulated == doctest::Approx(timing.formula).epsilon(0.02).scale(0));
+  }
+}
+
+// The benchmark `collective.simulated.ring_formula` (meson test --benchmark): 4 to 1,024 hosts, 1 MiB.
+TEST_CASE("simulated.ring.formula_sweep: simulated over theoretical time of the ring, 4 to 1024 hosts" *
+          doctest::skip() * doctest::timeout(3600)) {
+  std::printf("%6s %12s %12s %8s %10s\n", "hosts", "simulated_s", "formula_s", "ratio", "wall_s");
+  for (int hosts = 4; hosts <= 1024; hosts *= 2) {
+    const auto begin = std::chrono::steady_clock::now();
+    const ring_timing timing = time_ring(hosts, std::size_t{1} << 20);  // 1 MiB: 1 GiB of buffers at 1,024
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    std::printf("%6d %12.6f %12.6f %8.4f %10.2f\n", hosts, timing.simulated, timing.formula,
+                timing.simulated / timing.formula, wall);
+    std::fflush(stdout);
+    CHECK(timing.simulated == doctest::Approx(timing.formula).epsilon(0.02).scale(0));
+  }
+}

@@ -1,0 +1,197 @@
+// transport/simulated/handle.hpp: one simulated rank's handle: point-to-point with tags and any
+// source, barrier, split, the native collectives, and the library state each rank keeps for
+// itself although all ranks take turns on one thread.
+#include <switchyard/transport/simulated/handle.hpp>
+
+#include <switchyard/collective/allreduce.hpp>
+#include <switchyard/collective/barrier.hpp>
+#include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/stage.hpp>
+#include <switchyard/core/floating_point.hpp>
+#include <switchyard/core/sequence.hpp>
+#include <switchyard/transport/simulated/world.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::transport::simulated;
+
+static_assert(sy::transport::transport<simulated>);
+static_assert(sy::transport::has_collective_checks<simulated>);
+
+namespace {
+
+sy::transport::simulated_options quiet() {
+  sy::transport::simulated_options o;
+  o.compute = sy::transport::compute_model::none;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("simulated.handle.point_to_point: tags are matched apart and keep their order per pair" * doctest::timeout(60)) {
+  sy::transport::run_simulated(2, [](simulated& t) {
+    if (t.rank() == 0) {
+      for (int i = 0; i < 3; ++i) {
+        const std::vector<int> a{i};
+        const std::vector<int> b{10 + i};
+        t.send(std::span<const int>(a), 1, 1);
+        t.send(std::span<const int>(b), 1, 2);
+      }
+    } else {
+      std::vector<int> got(1);
+      for (int i = 0; i < 3; ++i) {  // tag 2 first: the tag-1 messages wait, in order
+        t.recv(std::span<int>(got), 0, 2);
+        CHECK(got[0] == 10 + i);
+      }
+      for (int i = 0; i < 3; ++i) {
+        auto r = t.irecv(std::span<int>(got), 0, 1);
+        r.wait();
+        CHECK(got[0] == i);
+        CHECK(r.status().tag == 1);
+      }
+    }
+  }, quiet());
+}
+
+TEST_CASE("simulated.handle.recv_any: a server hears every worker, with sources and counts" * doctest::timeout(60)) {
+  sy::transport::run_simulated(4, [](simulated& t) {
+    if (t.rank() == 0) {
+      std::vector<int> seen;
+      std::vector<double> buffer(8);
+      for (int i = 0; i < 3; ++i) {
+        const sy::transport::message_status s = t.recv_any(std::span<double>(buffer), 7);
+        CHECK(s.tag == 7);
+        CHECK(s.count == static_cast<std::size_t>(s.source));
+        CHECK(buffer[0] == s.source);
+        seen.push_back(s.source);
+      }
+      std::sort(seen.begin(), seen.end());
+      CHECK(seen == std::vector<int>{1, 2, 3});
+    } else {
+      const std::vector<double> mine(static_cast<std::size_t>(t.rank()), t.rank());
+      t.send(std::span<const double>(mine), 0, 7);
+    }
+  }, quiet());
+}
+
+TEST_CASE("simulated.handle.any_source: an irecv from any rank takes the first to arrive" * doctest::timeout(60)) {
+  sy::transport::simulated_options o = quiet();
+  o.platform.latency = "1ms";
+  sy::transport::run_simulated(3, [](simulated& t) {
+    std::vector<float> one(1, static_cast<float>(t.rank()));
+    if (t.rank() == 0) {
+      auto r = t.irecv(std::span<float>(one), sy::transport::any_source, 4);
+      r.wait();
+      CHECK(r.status().source == 2);  // rank 1 sends later in simulated time
+      t.recv(std::span<float>(one), 1, 4);
+      CHECK(one[0] == 1.0F);
+    } else {
+      if (t.rank() == 1) {
+        std::vector<float> dummy(1);
+        t.recv(std::span<float>(dummy), 2, 9);  // waits for rank 2's second message
+      }
+      t.send(std::span<const float>(one), 0, 4);
+      if (t.rank() == 2) t.send(std::span<const float>(one), 1, 9);
+    }
+  }, o);
+}
+
+TEST_CASE("simulated.handle.split: groups by color, ranked by key, isolated from each other" * doctest::timeout(60)) {
+  sy::transport::run_simulated(5, [](simulated& t) {
+    simulated sub = t.split(t.rank() % 2, -t.rank());
+    CHECK(sub.size() == (t.rank() % 2 == 0 ? 3 : 2));
+    std::vector<int> value{t.rank()};
+    sy::collective::allreduce(sub, value, sy::ops::sum{});
+    CHECK(value[0] == (t.rank() % 2 == 0 ? 0 + 2 + 4 : 1 + 3));
+    // Highest world rank first: key is minus the rank.
+    if (t.rank() == 4 || t.rank() == 3) CHECK(sub.rank() == 0);
+    CHECK(&sub.collective_checks() != &t.collective_checks());
+  }, quiet());
+}
+
+TEST_CASE("simulated.handle.native: fold in rank order, finalize once, at every size" * doctest::timeout(60)) {
+  for (int hosts : {1, 2, 3, 4, 7}) {
+    sy::transport::run_simulated(hosts, [](simulated& t) {
+      std::vector<double> data(11);
+      for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>(t.rank() + 1) * (i + 1);
+      t.native_allreduce(std::span<double>(data), sy::ops::average{});
+      const double ranks = t.size();
+      for (std::size_t i = 0; i < data.size(); ++i) CHECK(data[i] == doctest::Approx((ranks + 1) / 2 * (i + 1)));
+    }, quiet());
+  }
+}
+
+TEST_CASE("simulated.handle.errors: a peer outside the group, sizes and types that do not match" * doctest::timeout(60)) {
+  sy::transport::run_simulated(2, [](simulated& t) {
+    std::vector<float> f(3);
+    CHECK_THROWS_WITH_AS(t.send(std::span<const float>(f), 2, 0),
+                         doctest::Contains(": send names rank 2 but the group has ranks 0 to 1"), sy::usage_error);
+    if (t.rank() == 0) {
+      t.send(std::span<const float>(f), 1, 0);
+      t.send(std::span<const float>(f), 1, 1);
+    } else {
+      std::vector<float> short_buffer(2);
+      CHECK_THROWS_WITH_AS(t.recv(std::span<float>(short_buffer), 0, 0),
+                           doctest::Contains("has 3 elements but the receive buffer expects 2"), sy::transport_error);
+      std::vector<double> other(3);
+      CHECK_THROWS_WITH_AS(t.recv(std::span<double>(other), 0, 1),
+                           doctest::Contains("has elements of 4 bytes but the receive expects another type"),
+                           sy::transport_error);
+    }
+  }, quiet());
+}
+
+TEST_CASE("simulated.handle.barrier: costs ceil(log2 n) rounds of the route's latency" * doctest::timeout(60)) {
+  sy::transport::simulated_options o = quiet();
+  o.platform.latency = "10us";
+  for (int hosts : {2, 4, 7}) {
+    o.platform.hosts = hosts;
+    sy::transport::simulated_world w(o);
+    w.run([](simulated& t) { t.barrier(); });
+    int rounds = 0;
+    for (int d = 1; d < hosts; d *= 2) ++rounds;
+    CHECK(w.simulated_seconds() == doctest::Approx(rounds * 20e-6).epsilon(1e-3).scale(0));
+  }
+}
+
+// With default (non-thread) contexts every actor runs on the calling thread, so state kept per
+// thread would be shared by all ranks and overwritten at every switch. Each rank sets its own
+// stage label, sequence budget, flush mode and scratch, switches many times in collectives, and
+// must find its own again.
+TEST_CASE("simulated.handle.rank_state: ranks on one thread never share the library's per-rank state" *
+          doctest::timeout(60)) {
+  const std::thread::id caller = std::this_thread::get_id();
+  const auto ok = sy::transport::run_simulated(4, [caller](simulated& t) {
+    const bool same_thread = std::this_thread::get_id() == caller;
+    const std::string label = "rank-" + std::to_string(t.rank());
+    const sy::collective::stage_scope stage{label};
+    const sy::sequence_budget_scope budget{static_cast<std::uint64_t>(t.rank()) + 1};
+    const sy::flush_subnormals_scope flush{t.rank() % 2 == 0};
+    const std::span<std::int64_t> scratch = sy::collective::detail::scratch<std::int64_t>(16, 1);
+    std::fill(scratch.begin(), scratch.end(), t.rank());
+    bool all_kept = true;
+    for (int round = 0; round < 5; ++round) {
+      std::vector<float> data(1000, 1.0F);
+      sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::ring{});
+      sy::collective::barrier(t);
+      const std::span<std::int64_t> again = sy::collective::detail::scratch<std::int64_t>(16, 1);
+      all_kept = all_kept && sy::collective::current_stage() == label &&
+                 sy::sequence_budget() == static_cast<std::uint64_t>(t.rank()) + 1 &&
+                 (!sy::can_flush_subnormals || sy::subnormals_flushed() == (t.rank() % 2 == 0)) &&
+                 again.data() == scratch.data() &&
+                 std::all_of(again.begin(), again.end(), [&](std::int64_t v) { return v == t.rank(); });
+    }
+    return same_thread && all_kept;
+  }, quiet());
+  CHECK(ok == std::vector<bool>{true, true, true, true});
+  CHECK(sy::collective::current_stage().empty());
+  CHECK_FALSE(sy::subnormals_flushed());
+}

@@ -1,0 +1,121 @@
+// transport/simulated/platform.hpp: bad options are refused before anything runs, racks put an
+// uplink on the route between racks, a platform file gives its hosts, and a slow host computes
+// slower in simulated time.
+#include <switchyard/transport/simulated/platform.hpp>
+
+#include <switchyard/transport/simulated/world.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::transport::simulated;
+using sy::transport::simulated_options;
+using sy::transport::simulated_world;
+
+namespace {
+
+simulated_options quiet() {
+  simulated_options o;
+  o.compute = sy::transport::compute_model::none;
+  return o;
+}
+
+std::string written(const std::string& name, const std::string& text) {
+  const std::string path = "simulated_platform_test_" + name + ".xml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("simulated.platform.refused: bad options get a usage_error before anything runs") {
+  simulated_options o = quiet();
+  o.platform.hosts = 0;
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("a simulated cluster needs at least 1 host, got 0"), sy::usage_error);
+  o = quiet();
+  o.platform.bandwidth = "-1Gbps";
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("link bandwidth '-1Gbps' must be positive"), sy::usage_error);
+  o = quiet();
+  o.platform.latency = "50";
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("link latency '50' has no unit"), sy::usage_error);
+  o = quiet();
+  o.ranks_per_host = 3;
+  o.platform.cores = 2;
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("3 ranks per host need as many cores, but the hosts have 2 (simulated_platform::cores)"),
+                       sy::usage_error);
+  o = quiet();
+  o.platform.speeds = {{4, 0.5}};
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("a speed factor names host 4 but the cluster has hosts 0 to 3"), sy::usage_error);
+  o = quiet();
+  o.platform.speeds = {{1, 0}};
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("speed factor of host 1 must be positive"), sy::usage_error);
+  o = quiet();
+  o.platform.file = "no_such_platform.xml";
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("the platform file 'no_such_platform.xml' cannot be read"), sy::usage_error);
+}
+
+TEST_CASE("simulated.platform.file: hosts of a file, by name; a file that does not parse or names no hosts") {
+  const std::string header =
+      "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n";
+  simulated_options o = quiet();
+  o.platform.file = written("good", header +
+                                        "<zone id='z' routing='Full'><host id='b' speed='1Gf' core='2'/><host id='a' speed='1Gf'/>"
+                                        "<link id='l' bandwidth='1GBps' latency='10us'/>"
+                                        "<route src='a' dst='b'><link_ctn id='l'/></route></zone></platform>\n");
+  simulated_world world(o);
+  const std::vector<int> ranks = world.run([](simulated& t) {
+    std::vector<char> byte(1);
+    if (t.rank() == 0) t.send(std::span<const char>(byte), 1, 0);
+    if (t.rank() == 1) t.recv(std::span<char>(byte), 0, 0);
+    return t.size();
+  });
+  CHECK(ranks == std::vector<int>{2, 2});
+  CHECK(world.simulated_seconds() == doctest::Approx(10e-6 + 1e-9).epsilon(1e-6).scale(0));
+
+  o.platform.file = written("empty", header + "<zone id='z' routing='Full'></zone></platform>\n");
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("names no hosts"), sy::usage_error);
+  o.platform.file = written("broken", header + "<zone id='z' routing='Full'><host id='a' speed='1Gf'>\n");
+  CHECK_THROWS_WITH_AS(simulated_world(o).run([](simulated&) {}), doctest::Contains("does not load"), sy::usage_error);
+  for (const char* name : {"good", "empty", "broken"}) std::remove(("simulated_platform_test_" + std::string(name) + ".xml").c_str());
+}
+
+TEST_CASE("simulated.platform.racks: between racks a message crosses both uplinks too") {
+  simulated_options o = quiet();
+  o.platform.hosts = 4;
+  o.platform.rack_size = 2;
+  o.platform.latency = "10us";
+  o.platform.bandwidth = "8Gbps";  // 1 GB/s
+  auto one_message = [&](int to) {
+    simulated_world world(o);
+    world.run([to](simulated& t) {
+      std::vector<char> data(1000000);
+      if (t.rank() == 0) t.send(std::span<const char>(data), to, 0);
+      if (t.rank() == to) t.recv(std::span<char>(data), 0, 0);
+    });
+    return world.simulated_seconds();
+  };
+  CHECK(one_message(1) == doctest::Approx(20e-6 + 1e-3).epsilon(1e-6).scale(0));
+  CHECK(one_message(2) == doctest::Approx(40e-6 + 1e-3).epsilon(1e-6).scale(0));
+}
+
+TEST_CASE("simulated.platform.speed: measured compute takes about twice the time on a host of factor 0.5") {
+  simulated_options o;
+  o.platform.hosts = 2;
+  o.platform.speeds = {{1, 0.5}};
+  const std::vector<double> compute = simulated_world(o).run([](simulated& t) {
+    simulated alone = t.split(t.rank(), 0);  // a barrier of one rank charges compute and waits for nobody
+    alone.barrier();
+    const double start = t.now();
+    volatile double sink = 0;
+    for (int i = 0; i < 20000000; ++i) sink = sink + 1e-9;
+    alone.barrier();
+    return t.now() - start;
+  });
+  CHECK(compute[0] > 0.001);
+  CHECK(compute[1] / compute[0] == doctest::Approx(2.0).epsilon(0.25));
+}
