@@ -27,6 +27,7 @@
 #include <switchyard/strategy/parameter_server/worker.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/traits.hpp>
+#include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -312,6 +313,14 @@ void parameter_server<Consistency>::check_setup(const Transport& t) const {
                                                                    plan_.servers, colocated_ ? " co-located" : "",
                                                                    " servers for a model of only ", plan_.arena,
                                                                    " parameters"));
+  }
+  if constexpr (transport::ranks_share_a_thread<Transport>) {
+    if (colocated_) {
+      switchyard::detail::raise<usage_error>(switchyard::detail::str(
+          "parameter_server on rank ", t.rank(), ": co-located servers serve on a thread of their own, and the "
+          "ranks of this transport take turns on one thread (a simulator's actors), so that thread would run "
+          "outside the simulation: use dedicated servers (parameter_server<>(servers)) on it"));
+    }
   }
   if constexpr (requires { t.serves_concurrent_threads(); }) {
     if (colocated_ && !t.serves_concurrent_threads()) {

@@ -1,7 +1,8 @@
 // Training through transport::simulated: the synchronous all-reduce strategy and the synchronous
 // parameter server, driven by the stock trainer on 4 simulated hosts, end with bitwise the
 // parameters of 4 in-process ranks, with the defaults of both transports (measured compute on the
-// simulated side); the overlapped all-reduce refuses to start a thread there.
+// simulated side); the overlapped all-reduce and the co-located parameter server refuse to start a
+// thread there.
 #include <switchyard/switchyard.hpp>
 #include <switchyard/transport/simulated.hpp>
 
@@ -178,4 +179,14 @@ TEST_CASE("simulated.training.threads: the overlapped all-reduce refuses to star
     });
   };
   CHECK_THROWS_WITH_AS(run(), doctest::Contains("a simulated transport runs no threads of a rank"), sy::usage_error);
+}
+
+TEST_CASE("simulated.training.threads: co-located parameter servers refuse to start a serving thread on simulated "
+          "ranks" * doctest::timeout(120)) {
+  const auto data = halves(40);
+  const sy::strategy::parameter_server<> colocated{sy::strategy::colocated};
+  auto run = [&] {
+    sy::transport::run_simulated(2, [&](sy::transport::simulated& t) { static_cast<void>(train(t, data, colocated)); });
+  };
+  CHECK_THROWS_WITH_AS(run(), doctest::Contains("co-located servers serve on a thread of their own"), sy::usage_error);
 }
