@@ -20,7 +20,7 @@ d::sim_message message_of(std::vector<float> values, int source, int tag) {
   m.element_size = sizeof(float);
   m.element_type = &d::element_type_tag<float>;
   m.data.resize(values.size() * sizeof(float));
-  std::memcpy(m.data.data(), values.data(), m.data.size());
+  if (!values.empty()) std::memcpy(m.data.data(), values.data(), m.data.size());
   return m;
 }
 
