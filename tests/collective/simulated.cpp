@@ -104,7 +104,7 @@ TEST_CASE("simulated.same_bits: every collective gives in-process bits at 4 and 
     const auto in_process = sy::transport::run_inproc(ranks, [](sy::transport::inproc& t) { return outputs(t); },
                                                       harness::options());
     const auto simulated_hosts = sy::transport::run_simulated(ranks, [](simulated& t) { return outputs(t); },
-                                                              simulated_harness::options());
+                                                              quiet());
     REQUIRE(in_process.size() == simulated_hosts.size());
     for (std::size_t r = 0; r < in_process.size(); ++r) {
       CAPTURE(r);
@@ -124,7 +124,7 @@ struct ring_timing {
 };
 
 ring_timing time_ring(int hosts, std::size_t bytes) {
-  sy::transport::simulated_options o = simulated_harness::options();
+  sy::transport::simulated_options o = quiet();
   o.platform.hosts = hosts;
   o.platform.bandwidth = "1Gbps";
   o.platform.latency = "50us";

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../common/simulated_quiet.hpp"
+
 #include <string>
 #include <vector>
 
@@ -13,19 +15,12 @@ namespace simulated_harness {
 
 inline constexpr int host_counts[] = {1, 2, 3, 4, 7};
 
-// Compute is free, so simulated times depend on the network alone.
-inline switchyard::transport::simulated_options options() {
-  switchyard::transport::simulated_options o;
-  o.compute = switchyard::transport::compute_model::none;
-  return o;
-}
-
 template <class Suite>
 void run_at_every_size(Suite suite) {
   for (int hosts : host_counts) {
     CAPTURE(hosts);
     const std::vector<std::vector<std::string>> failures = switchyard::transport::run_simulated(
-        hosts, [&](switchyard::transport::simulated& t) { return suite(t); }, options());
+        hosts, [&](switchyard::transport::simulated& t) { return suite(t); }, quiet());
     std::size_t total = 0;
     for (const auto& of_rank : failures) {
       for (const std::string& failure : of_rank) {

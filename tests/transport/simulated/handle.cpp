@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../../common/simulated_quiet.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <span>
@@ -25,16 +27,6 @@ using sy::transport::simulated;
 
 static_assert(sy::transport::transport<simulated>);
 static_assert(sy::transport::has_collective_checks<simulated>);
-
-namespace {
-
-sy::transport::simulated_options quiet() {
-  sy::transport::simulated_options o;
-  o.compute = sy::transport::compute_model::none;
-  return o;
-}
-
-}  // namespace
 
 TEST_CASE("simulated.handle.point_to_point: tags are matched apart and keep their order per pair" * doctest::timeout(60)) {
   sy::transport::run_simulated(2, [](simulated& t) {

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../../common/simulated_quiet.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -18,12 +20,6 @@ using sy::transport::simulated_options;
 using sy::transport::simulated_world;
 
 namespace {
-
-simulated_options quiet() {
-  simulated_options o;
-  o.compute = sy::transport::compute_model::none;
-  return o;
-}
 
 std::string written(const std::string& name, const std::string& text) {
   const std::string path = "simulated_platform_test_" + name + ".xml";

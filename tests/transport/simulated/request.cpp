@@ -6,21 +6,13 @@
 
 #include <doctest/doctest.h>
 
+#include "../../common/simulated_quiet.hpp"
+
 #include <span>
 #include <vector>
 
 namespace sy = switchyard;
 using sy::transport::simulated;
-
-namespace {
-
-sy::transport::simulated_options quiet() {
-  sy::transport::simulated_options o;
-  o.compute = sy::transport::compute_model::none;
-  return o;
-}
-
-}  // namespace
 
 TEST_CASE("simulated.request.default: complete, received nothing") {
   sy::transport::simulated_request r;

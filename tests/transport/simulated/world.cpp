@@ -7,22 +7,14 @@
 
 #include <doctest/doctest.h>
 
+#include "../../common/simulated_quiet.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace sy = switchyard;
 using sy::transport::simulated;
-
-namespace {
-
-sy::transport::simulated_options quiet() {
-  sy::transport::simulated_options o;
-  o.compute = sy::transport::compute_model::none;
-  return o;
-}
-
-}  // namespace
 
 TEST_CASE("simulated.world.run: every rank returns its result, in rank order" * doctest::timeout(60)) {
   for (int hosts : {1, 2, 3, 4, 7}) {
