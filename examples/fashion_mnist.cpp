@@ -36,33 +36,27 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
   json servers = c.strategy == "allreduce" ? json(0)
                  : colocated_servers(c)     ? json("colocated")
                                             : json(std::stoul(c.servers));
-  write_json_file(c.summary, {{"strategy", strategy_label(c)},
-                              {"model", c.model},
-                              {"optimizer", c.optimizer},
-                              {"ranks", ranks},
-                              {"servers", std::move(servers)},
-                              {"compress", c.compress},
-                              {"ps_compress", c.ps_compress},
-                              {"ps_pipeline", c.ps_pipeline},
-                              {"switch_rescale", c.switch_rescale},
-                              {"exchange", c.exchange},
-                              {"bucket_kb", c.bucket_kb},
-                              {"buckets", r.buckets},
-                              {"straggler", c.straggler},
-                              {"train_examples", train_examples},
-                              {"epochs", h.epochs.size()},
-                              {"batch_per_worker", c.batch},
-                              {"test_accuracy", rounded(h.last().test_accuracy, 6)},
-                              {"test_loss", rounded(h.last().test_loss, 6)},
-                              {"wall_seconds", rounded(h.last().wall_seconds, 3)},
-                              {"train_seconds", rounded(trained.train_seconds, 3)},
-                              {"train_samples_per_second", rounded(trained.samples_per_second(), 1)},
-                              {"max_staleness", r.max_staleness},
-                              {"mean_staleness", rounded(r.mean_staleness, 3)},
-                              {"server_busy_fraction", rounded(r.server_busy_fraction, 3)},
-                              {"worker_wait_seconds", rounded(r.worker_wait_seconds, 3)},
-                              {"dropped_share", rounded(r.dropped_share, 4)},
-                              {"switches", r.switches}});
+  json summary = {{"strategy", strategy_label(c)},
+                  {"model", c.model},
+                  {"optimizer", c.optimizer},
+                  {"ranks", ranks},
+                  {"servers", std::move(servers)}};
+  summary.update(exchange_settings_json(c, r));
+  summary.update(json{{"train_examples", train_examples},
+                      {"epochs", h.epochs.size()},
+                      {"batch_per_worker", c.batch},
+                      {"test_accuracy", rounded(h.last().test_accuracy, 6)},
+                      {"test_loss", rounded(h.last().test_loss, 6)},
+                      {"wall_seconds", rounded(h.last().wall_seconds, 3)},
+                      {"train_seconds", rounded(trained.train_seconds, 3)},
+                      {"train_samples_per_second", rounded(trained.samples_per_second(), 1)},
+                      {"max_staleness", r.max_staleness},
+                      {"mean_staleness", rounded(r.mean_staleness, 3)},
+                      {"server_busy_fraction", rounded(r.server_busy_fraction, 3)},
+                      {"worker_wait_seconds", rounded(r.worker_wait_seconds, 3)},
+                      {"dropped_share", rounded(r.dropped_share, 4)},
+                      {"switches", r.switches}});
+  write_json_file(c.summary, summary);
 }
 
 }  // namespace

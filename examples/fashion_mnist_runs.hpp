@@ -4,6 +4,7 @@
 // process, or the processes of an MPI job). The run itself is in fashion_mnist_train.hpp.
 #pragma once
 
+#include "json_output.hpp"
 #include "startup_checks.hpp"
 
 #include <switchyard/collective/barrier.hpp>
@@ -151,6 +152,14 @@ struct run_result {
   std::vector<std::string> switches = {};  // --strategy adaptive: each switch, with its reason
   std::size_t buckets = 0;  // the all-reduce stage's last step: buckets reduced (0: the whole arena at once)
 };
+
+// How a run moved its gradients, as both examples' summaries record it: the options that choose
+// the wire format and the exchange, and the buckets the all-reduce stage's last step reduced.
+inline json exchange_settings_json(const config& c, const run_result& r) {
+  return {{"compress", c.compress},         {"ps_compress", c.ps_compress}, {"ps_pipeline", c.ps_pipeline},
+          {"switch_rescale", c.switch_rescale}, {"exchange", c.exchange},   {"bucket_kb", c.bucket_kb},
+          {"buckets", r.buckets},           {"straggler", c.straggler}};
+}
 
 // --trigger epochs:N | steps:N | seconds:S | plateau:EPSILON[:WINDOW]. The command line picks the
 // trigger at run time, so the example wraps the four in a trigger type of its own: the Trigger

@@ -180,34 +180,28 @@ json summary_record(const rank_world& world, const config& c, const comparison_p
                     const std::string& label, const run_result& result) {
   const sy::train::history& h = result.history;
   const training_totals trained = totals(h);
-  return {{"strategy", label},
-          {"model", c.model},
-          {"transport", world.under_mpi() ? "mpi" : "inproc"},
-          {"ranks", world.size()},
-          {"train_examples", train_examples},
-          {"epochs", h.epochs.size()},
-          {"compress", c.compress},
-          {"ps_compress", c.ps_compress},
-          {"ps_pipeline", c.ps_pipeline},
-          {"switch_rescale", c.switch_rescale},
-          {"exchange", c.exchange},
-          {"bucket_kb", c.bucket_kb},
-          {"buckets", result.buckets},
-          {"straggler", c.straggler},
-          {"slow", slow_hosts_json(plan.slow)},
-          {"slow_during", slow_window_json(plan.window)},
-          {"test_accuracy", rounded(h.last().test_accuracy, 6)},
-          {"wall_seconds", rounded(h.last().wall_seconds, 3)},
-          {"train_samples_per_second", rounded(trained.samples_per_second(), 1)},
-          {"time_to_accuracy", time_to_accuracy_json(plan.thresholds, time_to_accuracy(h, plan.thresholds))},
-          {"seconds_per_worker", breakdown_json(trained)},
-          {"server_busy_fraction", rounded(result.server_busy_fraction, 4)},
-          {"max_staleness", result.max_staleness},
-          {"mean_staleness", rounded(result.mean_staleness, 3)},
-          {"worker_wait_seconds", rounded(result.worker_wait_seconds, 3)},
-          {"dropped_share", rounded(result.dropped_share, 4)},
-          {"bytes_sent", trained.bytes_sent},
-          {"switches", result.switches}};
+  json record = {{"strategy", label},
+                 {"model", c.model},
+                 {"transport", world.under_mpi() ? "mpi" : "inproc"},
+                 {"ranks", world.size()},
+                 {"train_examples", train_examples},
+                 {"epochs", h.epochs.size()}};
+  record.update(exchange_settings_json(c, result));
+  record.update(json{{"slow", slow_hosts_json(plan.slow)},
+                     {"slow_during", slow_window_json(plan.window)},
+                     {"test_accuracy", rounded(h.last().test_accuracy, 6)},
+                     {"wall_seconds", rounded(h.last().wall_seconds, 3)},
+                     {"train_samples_per_second", rounded(trained.samples_per_second(), 1)},
+                     {"time_to_accuracy", time_to_accuracy_json(plan.thresholds, time_to_accuracy(h, plan.thresholds))},
+                     {"seconds_per_worker", breakdown_json(trained)},
+                     {"server_busy_fraction", rounded(result.server_busy_fraction, 4)},
+                     {"max_staleness", result.max_staleness},
+                     {"mean_staleness", rounded(result.mean_staleness, 3)},
+                     {"worker_wait_seconds", rounded(result.worker_wait_seconds, 3)},
+                     {"dropped_share", rounded(result.dropped_share, 4)},
+                     {"bytes_sent", trained.bytes_sent},
+                     {"switches", result.switches}});
+  return record;
 }
 
 }  // namespace
