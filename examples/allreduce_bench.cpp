@@ -288,7 +288,9 @@ void run_mpi(const settings& s, const std::vector<std::string>& algorithms) {
   const std::vector<record> records = sweep<T>(t, "mpi", s, contenders);
   const bool passive = t.options().wait == sy::transport::mpi_wait::passive;
   if (t.rank() == 0) {
-    report(records, s, fmt::format("MPI transport, {} processes, {} waits", t.size(), passive ? "passive" : "spinning"));
+    report(records, s,
+           fmt::format("MPI transport, {} processes on {} nodes, {} waits", t.size(), t.topology().nodes,
+                       passive ? "passive" : "spinning"));
   }
 }
 #endif

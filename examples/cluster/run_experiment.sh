@@ -1,18 +1,21 @@
 #!/bin/bash
 # The Strategy Switch experiment on an emulated cluster (docs/cluster.md, "Running the
 # experiment"): brings N hosts up, runs examples/strategy_comparison across them R times (one rank
-# per host), writes each run's CSV, summary, log and plot and the medians per strategy to OUT, and
-# brings the hosts down at the end, also when it fails or is interrupted.
+# per host unless --ranks-per-host says more), writes each run's CSV, summary, log and plot and
+# the medians per strategy to OUT, and brings the hosts down at the end, also when it fails or is
+# interrupted.
 #
 #   examples/cluster/run_experiment.sh [--hosts N] [--link RATE] [--cpu SHARE] [--slow HOST:SHARE]...
-#       [--slow-during HOST:SHARE:A:B] [--runs R] [--build DIR] [--out DIR] [--] [strategy_comparison options...]
+#       [--slow-during HOST:SHARE:A:B] [--ranks-per-host K] [--placement round-robin|by-node]
+#       [--runs R] [--build DIR] [--out DIR] [--] [strategy_comparison options...]
 #
 # Defaults: 4 hosts, the emulator's link (1gbit) and share (cores / N), 3 runs, build directory
-# `build`, output directory `experiment`. --slow goes to `emulate up`, which applies it, and to
-# strategy_comparison, which records it in the summary. --slow-during makes HOST a transient
-# straggler: from second A to second B of each strategy's run in the comparison it has SHARE
-# cores (`emulate share`), before and after its share from `emulate up`; strategy_comparison
-# records it too. Needs root: examples/cluster/emulate says what is missing. OUT gets:
+# `build`, output directory `experiment`. --ranks-per-host and --placement go to `emulate run`;
+# --slow goes to `emulate up`, which applies it, and to strategy_comparison, which records it in
+# the summary. --slow-during makes HOST a transient straggler: from second A to second B of each
+# strategy's run in the comparison it has SHARE cores (`emulate share`), before and after its
+# share from `emulate up`; strategy_comparison records it too. Needs root: examples/cluster/emulate
+# says what is missing. OUT gets:
 #   runs-K.csv, summary-K.json, log-K.txt, plot-K.svg   run K (1 to R)
 #   cluster.txt                                          `emulate status` after `up`
 #   schedule.log                                         with --slow-during: each change of share
@@ -29,11 +32,11 @@ die() {
   exit 1
 }
 usage() {
-  sed -n '7,8s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+  sed -n '8,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
   exit 2
 }
 
-hosts=4 link='' cpu='' runs=3 build=build out=experiment slows=() slow_during='' comparison=()
+hosts=4 link='' cpu='' runs=3 build=build out=experiment slows=() slow_during='' comparison=() run_options=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) hosts=${2:?--hosts needs a number}; shift 2 ;;
@@ -41,6 +44,8 @@ while [[ $# -gt 0 ]]; do
     --cpu) cpu=${2:?--cpu needs a share}; shift 2 ;;
     --slow) slows+=("${2:?--slow needs HOST:SHARE}"); shift 2 ;;
     --slow-during) slow_during=${2:?--slow-during needs HOST:SHARE:A:B}; shift 2 ;;
+    --ranks-per-host) run_options+=(--ranks-per-host "${2:?--ranks-per-host needs a number}"); shift 2 ;;
+    --placement) run_options+=(--placement "${2:?--placement needs round-robin or by-node}"); shift 2 ;;
     --runs) runs=${2:?--runs needs a number}; shift 2 ;;
     --build) build=${2:?--build needs a directory}; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
@@ -233,7 +238,7 @@ if [[ -n $slow_during ]]; then
 fi
 
 for ((k = 1; k <= runs; ++k)); do
-  say "run $k of $runs: emulate run -- strategy_comparison ${record_options[*]} ${comparison[*]}"
+  say "run $k of $runs: emulate run ${run_options[*]} -- strategy_comparison ${record_options[*]} ${comparison[*]}"
   # Made here, so that the watcher can follow it before tee writes to it.
   : >"$out/log-$k.txt"
   if [[ -n $slow_during ]]; then
@@ -241,7 +246,7 @@ for ((k = 1; k <= runs; ++k)); do
     watcher=$!
   fi
   # In the background, so that INT and TERM reach the trap at once rather than after the run.
-  "$emulate" run -- "$binary" --csv "$out/runs-$k.csv" --summary "$out/summary-$k.json" "${record_options[@]}" \
+  "$emulate" run "${run_options[@]}" -- "$binary" --csv "$out/runs-$k.csv" --summary "$out/summary-$k.json" "${record_options[@]}" \
     "${comparison[@]}" > >(tee "$out/log-$k.txt") 2>&1 &
   job=$!
   wait "$job" || die "run $k failed (status $?): see $out/log-$k.txt."
@@ -250,7 +255,8 @@ for ((k = 1; k <= runs; ++k)); do
   "$plot" "$out/runs-$k.csv" "$out/plot-$k.svg"
 done
 
-python3 - "$out" "$runs" "$hosts" "${link:-default}" "${cpu:-default}" "${slows[*]}" "${comparison[*]}" <<'EOF'
+python3 - "$out" "$runs" "$hosts" "${link:-default}" "${cpu:-default}" "${slows[*]}" "${comparison[*]}" \
+  "${run_options[*]}" <<'EOF'
 """The medians per strategy over the runs' summaries. A threshold never reached counts as an
 infinite time, so its median is null when half the runs or more never reached it."""
 import json
@@ -259,7 +265,7 @@ import os
 import statistics
 import sys
 
-out, runs, hosts, link, cpu, slows, options = sys.argv[1:]
+out, runs, hosts, link, cpu, slows, options, run_options = sys.argv[1:]
 runs = int(runs)
 records = [json.load(open(os.path.join(out, f"summary-{k}.json"))) for k in range(1, runs + 1)]
 shares = {}
@@ -305,11 +311,13 @@ if slow_during:
     slow_during = dict(slow_during, slowed_runs=slowed)
 setup = {"hosts": int(hosts), "link": link, "cpu": cpu, "shares": shares, "slow": records[0][0]["slow"],
          "slow_during": slow_during, "ranks": records[0][0]["ranks"], "model": records[0][0]["model"],
-         "epochs": records[0][0]["epochs"], "runs": runs, "comparison_options": options}
+         "epochs": records[0][0]["epochs"], "runs": runs, "comparison_options": options,
+         "run_options": run_options}
 json.dump({"setup": setup, "medians": strategies}, open(os.path.join(out, "summary.json"), "w"), indent=2)
 
 thresholds = list(strategies[0]["time_to_accuracy"]) if strategies else []
 lines = [f"{hosts} hosts, link {link}, CPU shares {' '.join(f'{h}:{s}' for h, s in shares.items())}; "
+         f"{setup['ranks']} ranks{' (' + run_options + ')' if run_options else ''}; "
          f"medians of {runs} run{'s' if runs > 1 else ''}"]
 if slow_during:
     lines.append(f"{slow_during['host']} at {slow_during['share']:g} cores from second {slow_during['from_seconds']:g} "

@@ -2,7 +2,11 @@
 // how long a message takes over an emulated link, and how fast a rank computes under its CPU share.
 //
 //   cluster_probe where                      one line per rank: host, network namespace, CPU group,
-//                                            ranks that MPI sees on the same node
+//                                            ranks that MPI sees on the same node, and the MPI
+//                                            handle's topology() (node, local rank, local size,
+//                                            nodes)
+//   cluster_probe topology TRIALS            how long shared_memory_topology(MPI_COMM_WORLD) takes
+//                                            (the handle's start-up cost): each trial and the median
 //   cluster_probe ping BYTES TRIALS          rank 0 sends BYTES to rank 1, which answers with one
 //                                            byte; the time of each trial and their median
 //   cluster_probe compute ITERATIONS [--sleep RANK,...]
@@ -17,6 +21,7 @@
 //                                            message in each trial, and their median
 //
 // Rank 0 prints every result, one `key value` record per line, for the shell tests to parse.
+#include <switchyard/collective/allreduce.hpp>
 #include <switchyard/transport/mpi.hpp>
 
 #include <mpi.h>
@@ -72,8 +77,11 @@ int where(sy::transport::mpi& t) {
   MPI_Comm_size(node, &node_ranks);
   MPI_Comm_free(&node);
   char line[512] = {};
-  std::snprintf(line, sizeof line, "rank %d host %s netns %llu cgroup %s node_ranks %d pid %d", t.rank(), host,
-                net_namespace(), cpu_group().c_str(), node_ranks, static_cast<int>(getpid()));
+  const sy::transport::node_topology at = t.topology();
+  std::snprintf(line, sizeof line,
+                "rank %d host %s netns %llu cgroup %s node_ranks %d pid %d node %d local_rank %d local_size %d nodes %d",
+                t.rank(), host, net_namespace(), cpu_group().c_str(), node_ranks, static_cast<int>(getpid()), at.node,
+                at.local_rank, at.local_size, at.nodes);
   std::vector<char> lines(t.rank() == 0 ? sizeof line * static_cast<std::size_t>(t.size()) : 0);
   MPI_Gather(line, sizeof line, MPI_CHAR, lines.data(), sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
   if (t.rank() == 0) {
@@ -116,6 +124,33 @@ int ping(sy::transport::mpi& t, std::size_t bytes, int trials) {
   if (t.rank() == 0) {
     for (const double s : seconds) std::printf("trial_s %.6f\n", s);
     std::printf("bytes %zu\nmedian_s %.6f\n", bytes, median(seconds));
+  }
+  return 0;
+}
+
+// The slowest rank's time of each trial of `step`, after a barrier.
+template <class Step>
+std::vector<double> slowest_times(sy::transport::mpi& t, int trials, Step step) {
+  std::vector<double> seconds;
+  for (int i = 0; i < trials; ++i) {
+    t.barrier();
+    const auto start = probe_clock::now();
+    step();
+    std::vector<double> took{std::chrono::duration<double>(probe_clock::now() - start).count()};
+    sy::collective::allreduce(t, took, sy::ops::max{});
+    seconds.push_back(took[0]);
+  }
+  return seconds;
+}
+
+int topology(sy::transport::mpi& t, int trials) {
+  const std::vector<double> split = slowest_times(t, trials, [] {
+    static_cast<void>(sy::transport::shared_memory_topology(MPI_COMM_WORLD));
+  });
+  const std::vector<double> handle = slowest_times(t, trials, [] { const sy::transport::mpi made; });
+  if (t.rank() == 0) {
+    for (const double s : split) std::printf("topology_trial_s %.6f\n", s);
+    std::printf("ranks %d\ntopology_median_s %.6f\nhandle_median_s %.6f\n", t.size(), median(split), median(handle));
   }
   return 0;
 }
@@ -211,6 +246,9 @@ int main(int argc, char** argv) {
   sy::transport::mpi t;
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "where") return where(t);
+  if (args.size() == 2 && args[0] == "topology" && std::stoi(std::string(args[1])) > 0) {
+    return topology(t, std::stoi(std::string(args[1])));
+  }
   if (args.size() == 3 && args[0] == "ping") {
     return ping(t, std::stoull(std::string(args[1])), std::stoi(std::string(args[2])));
   }
@@ -222,7 +260,7 @@ int main(int argc, char** argv) {
   }
   if (t.rank() == 0) {
     std::fprintf(stderr,
-                 "usage: cluster_probe where | ping BYTES TRIALS | compute ITERATIONS [--sleep RANK,...] | overlap BYTES "
+                 "usage: cluster_probe where | topology TRIALS | ping BYTES TRIALS | compute ITERATIONS [--sleep RANK,...] | overlap BYTES "
                  "COMPUTE_MS TRIALS\n");
   }
   return 2;

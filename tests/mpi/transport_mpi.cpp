@@ -179,6 +179,11 @@ struct capped_sum : switchyard::ops::sum {
 
 }  // namespace
 
+TEST_CASE("mpi.allreduce.hierarchical: on the nodes the handle found (one here, one per emulated host)") {
+  mpi t;
+  report(scenarios::hierarchical_suite(t));
+}
+
 TEST_CASE("mpi.allreduce.user_operation: an operation derived from ops::sum is not taken for MPI_SUM") {
   switchyard::transport::mpi t;
   for (const std::size_t count : {std::size_t{5}, std::size_t{70000}}) {

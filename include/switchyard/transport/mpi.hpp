@@ -10,6 +10,7 @@
 
 #include <switchyard/transport/mpi/errors.hpp>
 #include <switchyard/transport/mpi/handle.hpp>
+#include <switchyard/transport/mpi/node_topology.hpp>
 #include <switchyard/transport/mpi/operations.hpp>
 #include <switchyard/transport/mpi/options.hpp>
 #include <switchyard/transport/mpi/request.hpp>

@@ -32,7 +32,8 @@ struct node_topology {
 
 /// @brief The optional topology hook: `node_topology ct.topology()`, computed by the transport
 /// without communication (`algorithm::automatic` asks it before every large all-reduce).
-/// `inproc` has it (virtual nodes, `inproc_options::node_sizes`) and `faulty<T>` forwards it.
+/// `inproc` has it (virtual nodes, `inproc_options::node_sizes`), `mpi` has it (the ranks that share
+/// memory), and `faulty<T>` forwards it.
 template <class T>
 concept has_node_topology = requires(const T& ct) {
   { ct.topology() } -> std::convertible_to<node_topology>;
@@ -62,7 +63,7 @@ struct group_cache {
 
 /// @brief The optional hook that keeps `group_cache& t.group_cache()`, the same for every copy of a
 /// handle and a fresh one for each group made by `split`. Without it, each hierarchical all-reduce
-/// splits its groups again. `inproc` has it and `faulty<T>` forwards it.
+/// splits its groups again. `inproc` and `mpi` have it, and `faulty<T>` forwards it.
 template <class T>
 concept has_group_cache = requires(T& t) {
   { t.group_cache() } -> std::same_as<group_cache&>;

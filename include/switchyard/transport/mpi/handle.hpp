@@ -7,12 +7,14 @@
 #include <switchyard/core/operations.hpp>
 #include <switchyard/core/partition.hpp>
 #include <switchyard/transport/mpi/errors.hpp>
+#include <switchyard/transport/mpi/node_topology.hpp>
 #include <switchyard/transport/mpi/operations.hpp>
 #include <switchyard/transport/mpi/options.hpp>
 #include <switchyard/transport/mpi/request.hpp>
 #include <switchyard/transport/mpi/site.hpp>
 #include <switchyard/transport/mpi/wait.hpp>
 #include <switchyard/transport/mpi/watchdog.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <boost/mpi/communicator.hpp>
@@ -38,7 +40,8 @@ namespace switchyard::transport {
 /// it to return errors so that they surface as `transport_error`. With `mpi_options::timeout` (or
 /// `SWITCHYARD_TIMEOUT`) set, a stall watchdog ends the job instead of letting a wait block forever;
 /// with `mpi_options::wait` (or `SWITCHYARD_MPI_WAIT`) `passive`, a waiting rank sleeps instead of
-/// spinning.
+/// spinning. Its `topology()` groups the ranks that share memory into nodes
+/// (`shared_memory_topology`), found once when the handle is made.
 /// @code
 /// boost::mpi::environment env;
 /// switchyard::transport::mpi t{boost::mpi::communicator{}};
@@ -55,7 +58,8 @@ class mpi {
   /// A handle on a duplicate of `MPI_COMM_WORLD`.
   mpi() : mpi(boost::mpi::communicator()) {}
   explicit mpi(mpi_options options) : mpi(boost::mpi::communicator(), options) {}
-  /// A handle on a duplicate of `communicator`. Constructing one is collective over it.
+  /// A handle on a duplicate of `communicator`. Constructing one is collective over it: it also
+  /// finds the communicator's nodes (`MPI_Comm_split_type` and two small collectives).
   explicit mpi(const boost::mpi::communicator& communicator, mpi_options options = {})
       : communicator_(communicator, boost::mpi::comm_duplicate), options_(options) {
     if (options_.timeout < std::chrono::milliseconds::zero()) {
@@ -74,6 +78,7 @@ class mpi {
     watch_.rank = rank_;
     MPI_Comm_rank(MPI_COMM_WORLD, &watch_.world_rank);
     checks_->enabled = options_.check_collectives;
+    topology_ = shared_memory_topology(comm());
   }
 
   /// Whether threads other than the one that initialized MPI may call it, one at a time: the
@@ -112,6 +117,13 @@ class mpi {
   /// This rank's collective checks on this communicator (shared by copies of the handle), on
   /// when `mpi_options::check_collectives` is.
   [[nodiscard]] collective_check_state& collective_checks() noexcept { return *checks_; }
+  /// This rank's node: the ranks of the communicator that share memory with it
+  /// (`MPI_COMM_TYPE_SHARED`, which Open MPI and MPICH answer by host), found when the handle was
+  /// made. A handle made by `split` finds its own.
+  [[nodiscard]] node_topology topology() const noexcept { return topology_; }
+  /// What the collectives keep between calls on this communicator (see transport/topology.hpp),
+  /// shared by copies of the handle; a handle made by `split` starts with an empty one.
+  [[nodiscard]] transport::group_cache& group_cache() noexcept { return *cache_; }
 
   template <arithmetic T>
   void send(std::span<const T> data, int destination, int tag) {
@@ -268,6 +280,8 @@ class mpi {
   detail::watchdog watch_;
   std::vector<int> counts_;
   std::shared_ptr<collective_check_state> checks_ = std::make_shared<collective_check_state>();
+  node_topology topology_;
+  std::shared_ptr<transport::group_cache> cache_ = std::make_shared<transport::group_cache>();
 };
 
 }  // namespace switchyard::transport
