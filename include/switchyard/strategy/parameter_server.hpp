@@ -314,14 +314,6 @@ void parameter_server<Consistency>::check_setup(const Transport& t) const {
                                                                    " servers for a model of only ", plan_.arena,
                                                                    " parameters"));
   }
-  if constexpr (transport::ranks_share_a_thread<Transport>) {
-    if (colocated_) {
-      switchyard::detail::raise<usage_error>(switchyard::detail::str(
-          "parameter_server on rank ", t.rank(), ": co-located servers serve on a thread of their own, and the "
-          "ranks of this transport take turns on one thread (a simulator's actors), so that thread would run "
-          "outside the simulation: use dedicated servers (parameter_server<>(servers)) on it"));
-    }
-  }
   if constexpr (requires { t.serves_concurrent_threads(); }) {
     if (colocated_ && !t.serves_concurrent_threads()) {
       switchyard::detail::raise<usage_error>(switchyard::detail::str(
@@ -427,7 +419,7 @@ void parameter_server<Consistency>::start_serving(Transport& t, Optimizer& optim
   using value = typename Optimizer::value_type;
   // The thread's own copies of the handle: the worker's may be gone when a failing rank stops it.
   serving_.start(
-      [this, peer = t, &optimizer]() mutable {
+      t, [this, peer = t, &optimizer]() mutable {
         server_.serve(peer, plan_, server_.template served_parameters<value>(), optimizer, stats_, serving_);
       },
       [this, peer = t]() mutable { return detail::colocated_interrupt<value>(peer, plan_); },
