@@ -27,10 +27,10 @@
 #include <switchyard/strategy/parameter_server/worker.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/traits.hpp>
+#include <switchyard/transport/concurrency.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -384,7 +384,7 @@ template <class Transport, class Model, class Optimizer>
 step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer& optimizer) {
   using value = typename Optimizer::value_type;
   if (colocated_) start_serving(t, optimizer);
-  const auto started = std::chrono::steady_clock::now();
+  const double started = transport::seconds_now(t);
   const std::span<value> parameters = as_span(model.parameters());
   std::optional<std::size_t> next;
   if (pipelined() && worker_.in_flight()) {
@@ -397,9 +397,9 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   const std::size_t bytes =
       worker_.post_exchange(t, plan_, parameters, std::span<const value>(as_span(model.gradients())), started);
   if (!pipelined()) next = finish_exchange(t, parameters);
-  const auto ended = std::chrono::steady_clock::now();
+  const double ended = transport::seconds_now(t);
   worker_.mark_step_end(ended);
-  stats_.worker_wait_seconds += std::chrono::duration<double>(ended - started).count();
+  stats_.worker_wait_seconds += ended - started;
   stats_.bytes_pushed += bytes;
   stats_.bytes_pulled += bytes;
   return step_outcome{bytes, hands_out_batches() ? next : std::nullopt};
@@ -457,9 +457,9 @@ void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimi
   const std::span<value> parameters = as_span(model.parameters());
   if (worker_.in_flight()) {
     // Server 0 hands nothing out once it has handed out nothing, so the batch is none.
-    const auto started = std::chrono::steady_clock::now();
+    const double started = transport::seconds_now(t);
     [[maybe_unused]] const std::optional<std::size_t> none = finish_exchange(t, parameters);
-    stats_.worker_wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    stats_.worker_wait_seconds += transport::seconds_now(t) - started;
   }
   if (worker_index(t)) {
     // In the pushes' element type: the servers receive every message of that tag as one. A

@@ -105,7 +105,9 @@ class simulated {
     return group_->checks[static_cast<std::size_t>(rank_)];
   }
 
-  /// Simulated seconds since the world's run began, on this rank's clock.
+  /// Simulated seconds since the world's run began, on this rank's clock (the clock hook of
+  /// transport/concurrency.hpp); the compute the calling activity did since its last transport
+  /// call runs on the host first (`compute_model::measured`).
   [[nodiscard]] double now() const;
   /// The index of the simulated host this rank runs on.
   [[nodiscard]] int host() const noexcept { return host_index_of(group_->rank(rank_)); }
@@ -339,6 +341,11 @@ simulated_activity simulated::spawn(F&& f) {
   return simulated_activity(std::move(actor), me);
 }
 
-inline double simulated::now() const { return simgrid::s4u::Engine::get_clock() - start_; }
+inline double simulated::now() const {
+  // The compute this activity did since its last transport call runs first: a rank's clock
+  // includes its work (compute_model::measured).
+  detail::enter_call(*group_->fabric, self(), "now");
+  return simgrid::s4u::Engine::get_clock() - start_;
+}
 
 }  // namespace switchyard::transport
