@@ -26,6 +26,7 @@
 #include <switchyard/core/rank_context.hpp>
 #include <switchyard/core/sequence.hpp>
 #include <switchyard/core/threshold.hpp>
+#include <switchyard/transport/concurrency.hpp>
 #include <switchyard/transport/faulty.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>

@@ -13,8 +13,8 @@
 #include <switchyard/core/floating_point.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/strategy/policy.hpp>
+#include <switchyard/transport/concurrency.hpp>
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -25,7 +25,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -69,10 +68,11 @@ struct ready_callback {
   void operator()(std::size_t, std::size_t) const noexcept {}
 };
 
-/// @brief The thread an overlapped all-reduce reduces its buckets on, one at a time, in the
-/// order the rank submits them, with the rank thread's floating-point mode (flushing of
+/// @brief The activity an overlapped all-reduce reduces its buckets on (a thread, or what the
+/// transport runs concurrent activities of a rank on: transport/concurrency.hpp), one at a time,
+/// in the order the rank submits them, with the rank's floating-point mode (flushing of
 /// subnormals, rounding). `wait` returns once every submitted bucket is reduced and rethrows the
-/// first failure. A copy starts without a thread: each copy of a strategy gets its own.
+/// first failure. A copy starts without an activity: each copy of a strategy gets its own.
 class bucket_thread {
  public:
   using reduce_fn = std::function<void(std::size_t, std::size_t)>;
@@ -81,67 +81,117 @@ class bucket_thread {
   bucket_thread(const bucket_thread&) noexcept {}
   bucket_thread& operator=(const bucket_thread&) noexcept { return *this; }
   bucket_thread(bucket_thread&&) noexcept = default;
-  ~bucket_thread() {
-    if (!thread_.joinable()) return;
-    {
-      const std::lock_guard lock(shared_->mutex);
-      shared_->stop = true;  // nothing is pending: every pass ends in `wait` or `abandon`
-    }
-    shared_->wake.notify_one();
-    thread_.join();
-  }
 
-  /// Starts a step: later buckets go to `reduce`, run with the calling thread's floating-point
-  /// mode and collective stage label.
-  void begin(reduce_fn reduce) {
-    if (!thread_.joinable()) {
-      shared_ = std::make_unique<shared_state>();
-      thread_ = std::thread([state = shared_.get()] { run(*state); });
+  /// Starts a step: later buckets go to `reduce`, run with the calling activity's floating-point
+  /// mode and collective stage label, on an activity `t` spawned (the first time, or when `t` is
+  /// of another type than the last).
+  template <class Transport>
+  void begin(Transport& t, reduce_fn reduce) {
+    if (!worker_ || worker_->transport_type() != &transport_type_key<Transport>) {
+      worker_.reset();
+      worker_ = std::make_unique<worker<Transport>>(t);
     }
-    std::unique_lock lock(shared_->mutex);
-    static_cast<void>(drain(lock));  // a pass whose step never came: its buckets finish, forgotten
-    shared_->reduce = std::move(reduce);
-    shared_->mode = switchyard::detail::read_fp_control();
-    shared_->stage.assign(collective::current_stage());  // keeps its capacity: no allocation per step
+    worker_->begin(std::move(reduce), switchyard::detail::read_fp_control(), collective::current_stage());
   }
-  void submit(std::size_t first, std::size_t count) {
-    {
-      const std::lock_guard lock(shared_->mutex);
-      shared_->queue.emplace_back(first, count);
-    }
-    shared_->wake.notify_one();
-  }
+  void submit(std::size_t first, std::size_t count) { worker_->submit(first, count); }
   /// After a failed pass: waits for every bucket it submitted, so that nothing touches the
   /// transport or the gradients any more. Dropping those not started would leave the ranks apart:
   /// whether a peer's thread had started one is a matter of timing. Failures of the thread are
   /// dropped: the pass's own is the one to report.
   void abandon() noexcept {
-    if (!thread_.joinable()) return;
-    std::unique_lock lock(shared_->mutex);
-    static_cast<void>(drain(lock));
+    if (worker_) static_cast<void>(worker_->drain());
   }
   /// Blocks until every bucket submitted since `begin` is reduced; rethrows the first failure.
   void wait() {
-    std::unique_lock lock(shared_->mutex);
-    if (std::exception_ptr failure = drain(lock)) std::rethrow_exception(failure);
+    if (std::exception_ptr failure = worker_->drain()) std::rethrow_exception(failure);
   }
 
  private:
-  struct shared_state;
+  template <class Transport>
+  static constexpr char transport_type_key = 0;
 
-  /// Waits, under `lock`, until every submitted bucket is reduced, empties the queue and returns
-  /// (and forgets) the first failure.
-  std::exception_ptr drain(std::unique_lock<std::mutex>& lock) {
-    shared_->idle.wait(lock, [&] { return shared_->next == shared_->queue.size() && !shared_->busy; });
-    shared_->queue.clear();
-    shared_->next = 0;
-    return std::exchange(shared_->failure, nullptr);
-  }
+  struct worker_base {
+    virtual ~worker_base() = default;
+    [[nodiscard]] virtual const void* transport_type() const noexcept = 0;
+    virtual void begin(reduce_fn reduce, switchyard::detail::fp_control mode, std::string_view stage) = 0;
+    virtual void submit(std::size_t first, std::size_t count) = 0;
+    /// Waits until every submitted bucket is reduced, empties the queue and returns (and
+    /// forgets) the first failure.
+    virtual std::exception_ptr drain() = 0;
+  };
 
-  struct shared_state {
-    std::mutex mutex;
-    std::condition_variable wake;  // a bucket or the stop
-    std::condition_variable idle;  // every bucket reduced
+  /// The queue and its activity, with the mutex and condition variables of `Transport`.
+  template <class Transport>
+  struct worker final : worker_base {
+    using mutex = transport::mutex_of<Transport>;
+
+    explicit worker(Transport& t) { thread = transport::spawn(t, [this] { run(); }); }
+    worker(const worker&) = delete;
+    worker& operator=(const worker&) = delete;
+    ~worker() override {
+      {
+        const std::lock_guard lock(guard);
+        stop = true;  // nothing is pending: every pass ends in `wait` or `abandon`
+      }
+      wake.notify_one();
+      thread.join();
+    }
+
+    [[nodiscard]] const void* transport_type() const noexcept override { return &transport_type_key<Transport>; }
+
+    void begin(reduce_fn next_reduce, switchyard::detail::fp_control next_mode, std::string_view next_stage) override {
+      std::unique_lock lock(guard);
+      static_cast<void>(drain(lock));  // a pass whose step never came: its buckets finish, forgotten
+      reduce = std::move(next_reduce);
+      mode = next_mode;
+      stage.assign(next_stage);  // keeps its capacity: no allocation per step
+    }
+    void submit(std::size_t first, std::size_t count) override {
+      {
+        const std::lock_guard lock(guard);
+        queue.emplace_back(first, count);
+      }
+      wake.notify_one();
+    }
+    std::exception_ptr drain() override {
+      std::unique_lock lock(guard);
+      return drain(lock);
+    }
+    std::exception_ptr drain(std::unique_lock<mutex>& lock) {
+      idle.wait(lock, [&] { return next == queue.size() && !busy; });
+      queue.clear();
+      next = 0;
+      return std::exchange(failure, nullptr);
+    }
+
+    void run() {
+      std::unique_lock lock(guard);
+      for (;;) {
+        wake.wait(lock, [&] { return stop || next < queue.size(); });
+        if (stop) return;
+        const auto [first, count] = queue[next++];
+        busy = true;
+        const bool failed = failure != nullptr;  // after a failure the step is lost: skip the rest
+        lock.unlock();
+        if (!failed) {
+          try {
+            switchyard::detail::write_fp_control(mode);
+            const collective::stage_scope label{stage};
+            reduce(first, count);
+          } catch (...) {
+            const std::lock_guard relock(guard);
+            failure = std::current_exception();
+          }
+        }
+        lock.lock();
+        busy = false;
+        if (next == queue.size()) idle.notify_all();
+      }
+    }
+
+    mutex guard;
+    transport::condition_variable_of<Transport> wake;  // a bucket or the stop
+    transport::condition_variable_of<Transport> idle;  // every bucket reduced
     reduce_fn reduce;
     switchyard::detail::fp_control mode{};
     std::string stage;
@@ -150,35 +200,10 @@ class bucket_thread {
     bool busy = false;
     bool stop = false;
     std::exception_ptr failure;
+    transport::activity thread;  // last: started once the state it uses is there
   };
 
-  static void run(shared_state& s) {
-    std::unique_lock lock(s.mutex);
-    for (;;) {
-      s.wake.wait(lock, [&] { return s.stop || s.next < s.queue.size(); });
-      if (s.stop) return;
-      const auto [first, count] = s.queue[s.next++];
-      s.busy = true;
-      const bool failed = s.failure != nullptr;  // after a failure the step is lost: skip the rest
-      lock.unlock();
-      if (!failed) {
-        try {
-          switchyard::detail::write_fp_control(s.mode);
-          const collective::stage_scope label{s.stage};
-          s.reduce(first, count);
-        } catch (...) {
-          const std::lock_guard relock(s.mutex);
-          s.failure = std::current_exception();
-        }
-      }
-      lock.lock();
-      s.busy = false;
-      if (s.next == s.queue.size()) s.idle.notify_all();
-    }
-  }
-
-  std::unique_ptr<shared_state> shared_;
-  std::thread thread_;
+  std::unique_ptr<worker_base> worker_;
 };
 
 }  // namespace detail
@@ -291,14 +316,13 @@ class all_reduce {
           switchyard::detail::raise<usage_error>(
               "all_reduce: the overlapped exchange calls the transport from a communication thread, and this "
               "transport does not allow calls from other threads (under MPI, initialize the environment with "
-              "boost::mpi::threading::serialized or above; a simulated transport runs no threads of a rank: use "
-              "exchange::whole or exchange::buckets there)");
+              "boost::mpi::threading::serialized or above)");
         }
       }
       // The arena is found through a member, so the function is small enough for std::function to
       // keep without allocating: a step allocates nothing.
       bucket_arena_ = gradients.data();
-      thread_.begin([this, &t](std::size_t first, std::size_t count) {
+      thread_.begin(t, [this, &t](std::size_t first, std::size_t count) {
         reduce(t, std::span<element>(static_cast<element*>(bucket_arena_) + first, count));
       });
     }

@@ -27,10 +27,10 @@
 #include <switchyard/strategy/parameter_server/worker.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/traits.hpp>
+#include <switchyard/transport/concurrency.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -314,14 +314,6 @@ void parameter_server<Consistency>::check_setup(const Transport& t) const {
                                                                    " servers for a model of only ", plan_.arena,
                                                                    " parameters"));
   }
-  if constexpr (transport::ranks_share_a_thread<Transport>) {
-    if (colocated_) {
-      switchyard::detail::raise<usage_error>(switchyard::detail::str(
-          "parameter_server on rank ", t.rank(), ": co-located servers serve on a thread of their own, and the "
-          "ranks of this transport take turns on one thread (a simulator's actors), so that thread would run "
-          "outside the simulation: use dedicated servers (parameter_server<>(servers)) on it"));
-    }
-  }
   if constexpr (requires { t.serves_concurrent_threads(); }) {
     if (colocated_ && !t.serves_concurrent_threads()) {
       switchyard::detail::raise<usage_error>(switchyard::detail::str(
@@ -392,7 +384,7 @@ template <class Transport, class Model, class Optimizer>
 step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer& optimizer) {
   using value = typename Optimizer::value_type;
   if (colocated_) start_serving(t, optimizer);
-  const auto started = std::chrono::steady_clock::now();
+  const double started = transport::seconds_now(t);
   const std::span<value> parameters = as_span(model.parameters());
   std::optional<std::size_t> next;
   if (pipelined() && worker_.in_flight()) {
@@ -405,9 +397,9 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   const std::size_t bytes =
       worker_.post_exchange(t, plan_, parameters, std::span<const value>(as_span(model.gradients())), started);
   if (!pipelined()) next = finish_exchange(t, parameters);
-  const auto ended = std::chrono::steady_clock::now();
+  const double ended = transport::seconds_now(t);
   worker_.mark_step_end(ended);
-  stats_.worker_wait_seconds += std::chrono::duration<double>(ended - started).count();
+  stats_.worker_wait_seconds += ended - started;
   stats_.bytes_pushed += bytes;
   stats_.bytes_pulled += bytes;
   return step_outcome{bytes, hands_out_batches() ? next : std::nullopt};
@@ -427,7 +419,7 @@ void parameter_server<Consistency>::start_serving(Transport& t, Optimizer& optim
   using value = typename Optimizer::value_type;
   // The thread's own copies of the handle: the worker's may be gone when a failing rank stops it.
   serving_.start(
-      [this, peer = t, &optimizer]() mutable {
+      t, [this, peer = t, &optimizer]() mutable {
         server_.serve(peer, plan_, server_.template served_parameters<value>(), optimizer, stats_, serving_);
       },
       [this, peer = t]() mutable { return detail::colocated_interrupt<value>(peer, plan_); },
@@ -465,9 +457,9 @@ void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimi
   const std::span<value> parameters = as_span(model.parameters());
   if (worker_.in_flight()) {
     // Server 0 hands nothing out once it has handed out nothing, so the batch is none.
-    const auto started = std::chrono::steady_clock::now();
+    const double started = transport::seconds_now(t);
     [[maybe_unused]] const std::optional<std::size_t> none = finish_exchange(t, parameters);
-    stats_.worker_wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    stats_.worker_wait_seconds += transport::seconds_now(t) - started;
   }
   if (worker_index(t)) {
     // In the pushes' element type: the servers receive every message of that tag as one. A

@@ -21,13 +21,13 @@
 #include <switchyard/train/batch_source.hpp>
 #include <switchyard/core/history.hpp>
 #include <switchyard/train/training_state.hpp>
+#include <switchyard/transport/concurrency.hpp>
 #include <switchyard/transport/transport.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <chrono>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -198,8 +198,6 @@ class trainer {
   [[nodiscard]] const trainer_options& options() const noexcept { return options_; }
 
  private:
-  using clock = std::chrono::steady_clock;
-
   // What this rank's steps of one epoch add up to.
   struct epoch_totals {
     double loss_sum = 0.0;
@@ -274,15 +272,15 @@ history trainer<Model, Optimizer, Strategy>::fit(Transport& t, std::shared_ptr<T
   strategy::traits::setup(strategy_, t, model_, optimizer_);
   data::basic_batch_loader<train_data> loader(std::shared_ptr<const train_data>(std::move(train)),
                                              options_.batch_size);
-  const auto started = clock::now() - std::chrono::duration_cast<clock::duration>(
-                                          std::chrono::duration<double>(earlier_seconds));
+  // Times are read from the transport's clock (transport/concurrency.hpp): simulated seconds on a
+  // simulated transport, the steady clock elsewhere.
+  const double started = transport::seconds_now(t) - earlier_seconds;
   for (std::size_t epoch = first_epoch; epoch <= options_.epochs; ++epoch) {
-    const auto epoch_started = clock::now();
+    const double epoch_started = transport::seconds_now(t);
     const epoch_totals totals = train_epoch(t, loader, epoch);
-    const double train_seconds = std::chrono::duration<double>(clock::now() - epoch_started).count();
+    const double train_seconds = transport::seconds_now(t) - epoch_started;
     const nn::evaluation tested = evaluate(t, test);
-    const epoch_record record = agree(t, epoch, totals, tested, train_seconds,
-                                      std::chrono::duration<double>(clock::now() - started).count());
+    const epoch_record record = agree(t, epoch, totals, tested, train_seconds, transport::seconds_now(t) - started);
     result.epochs.push_back(record);
     for (auto& callback : epoch_callbacks_) callback(record);
     if (t.rank() == 0) print(record);
@@ -338,15 +336,15 @@ std::optional<std::size_t> trainer<Model, Optimizer, Strategy>::train_part(Trans
     std::optional<std::size_t> next = source.first();
     for (std::size_t s = 0; next; ++s) {
       const data::batch_view batch = loader.gather(plan.batch(0, from + *next));
-      const auto before = clock::now();
+      const double before = transport::seconds_now(t);
       const double loss = strategy::traits::forward_backward(strategy_, t, model_, batch);
-      const auto computed = clock::now();
+      const double computed = transport::seconds_now(t);
       const strategy::step_outcome outcome = strategy::traits::step(strategy_, t, model_, optimizer_);
-      const auto stepped = clock::now();
+      const double stepped = transport::seconds_now(t);
       next = source.next(s, outcome);
       check_step(loss, epoch, totals.steps, t.rank());
-      const double compute_seconds = std::chrono::duration<double>(computed - before).count();
-      const double exchange_seconds = std::chrono::duration<double>(stepped - computed).count();
+      const double compute_seconds = computed - before;
+      const double exchange_seconds = stepped - computed;
       totals.loss_sum += loss;
       totals.bytes += outcome.bytes_sent;
       totals.compute_seconds += compute_seconds;

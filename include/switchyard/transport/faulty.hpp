@@ -4,6 +4,7 @@
 
 #include <switchyard/core/error.hpp>
 #include <switchyard/transport/topology.hpp>
+#include <switchyard/transport/concurrency.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <atomic>
@@ -82,6 +83,14 @@ class faulty {
   {
     return inner_.serves_other_threads();
   }
+  /// The inner transport's concurrency and clock (transport/concurrency.hpp), or their defaults.
+  using mutex_type = mutex_of<Inner>;
+  using condition_variable_type = condition_variable_of<Inner>;
+  template <class F>
+  [[nodiscard]] activity spawn(F&& f) {
+    return transport::spawn(inner_, std::forward<F>(f));
+  }
+  [[nodiscard]] double now() const { return seconds_now(inner_); }
   /// The inner transport's answer, where it has one (`transport::mpi`).
   [[nodiscard]] bool serves_concurrent_threads() const
     requires requires(const Inner& i) { i.serves_concurrent_threads(); }

@@ -84,7 +84,8 @@ concept transport_of = requires(T& t, std::span<E> out, std::span<const E> in, i
 /// `std::int64_t` and `std::uint64_t` (counters, fingerprints, checked-collective headers) and
 /// `std::uint16_t` (fp16 and bf16 words of compressed gradients and parameters).
 /// A transport may also provide native collectives (`native_allreduce`, `native_broadcast`,
-/// `native_allgather`, `native_reduce_scatter`); see switchyard/collective/native.hpp.
+/// `native_allgather`, `native_reduce_scatter`); see switchyard/collective/native.hpp; and a
+/// concurrency hook and a clock (`spawn`, `now`); see switchyard/transport/concurrency.hpp.
 template <class T>
 concept transport = std::copy_constructible<T> &&
     requires(T& t, const T& ct, int color, int key) {
@@ -113,12 +114,11 @@ concept has_collective_checks = requires(T& t) {
 
 /// @brief Whether the ranks of `T` take turns on one thread, as a simulator's actors do: a
 /// transport says so with `static constexpr bool ranks_share_a_thread = true` (`simulated`, and
-/// `faulty<T>` over one). Such a transport also answers `serves_other_threads()` with false: a
-/// thread a strategy starts (a communication thread, a co-located server) would run outside the
-/// simulation, and a wait on a standard mutex would stop every rank. A strategy that starts threads
-/// refuses these transports (`static_assert` where the choice is made at compile time, a
-/// `usage_error` where it is an option) until the transport offers a way to run concurrent
-/// activities of its own.
+/// `faulty<T>` over one). A thread a strategy started would run outside their schedule, and a wait
+/// on a standard mutex would stop every rank, so such a transport must also have the concurrency
+/// hook (transport/concurrency.hpp: `spawn`, `mutex_type`, `condition_variable_type`), through
+/// which the library runs a rank's concurrent activities; `transport::spawn` refuses to compile a
+/// `std::thread` for it.
 template <class T>
 concept ranks_share_a_thread = requires {
   requires T::ranks_share_a_thread;

@@ -10,7 +10,7 @@
 #include <switchyard/strategy/parameter_server/worker.hpp>
 #include <switchyard/transport/inproc.hpp>
 
-#include <chrono>
+#include <switchyard/transport/concurrency.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -76,7 +76,7 @@ std::vector<rank_view> run(Consistency consistency, sy::strategy::detail::ps_pla
     for (std::size_t s = 0; s < steps; ++s) {
       if (worker.in_flight()) finish();
       worker.post_exchange(t, plan, std::span<float>(own), std::span<const float>(gradient),
-                           std::chrono::steady_clock::now());
+                           sy::transport::seconds_now(t));
       if (!plan.pipelined) finish();
     }
     if (worker.in_flight()) finish();

@@ -39,6 +39,10 @@ struct mailbox {
   }
 };
 
+// A transport without the concurrency hook: the serving loop runs on a std::thread.
+struct threads_only {};
+threads_only threads;
+
 std::shared_ptr<void> nothing() { return nullptr; }
 
 std::shared_ptr<void> unexpected() {
@@ -52,17 +56,17 @@ TEST_CASE("serving_thread: join waits for the loop and rethrows what it threw") 
   serving_thread serving;
   CHECK_FALSE(serving.running());
   std::atomic<int> served{0};
-  serving.start([&] { served = 7; }, unexpected, unexpected);
+  serving.start(threads, [&] { served = 7; }, unexpected, unexpected);
   CHECK(serving.running());
   serving.join();
   CHECK_FALSE(serving.running());
   CHECK_FALSE(serving.failed());
   CHECK(served == 7);
 
-  serving.start([] { throw std::runtime_error("shard 2: push of 5 elements"); }, nothing, nothing);
+  serving.start(threads, [] { throw std::runtime_error("shard 2: push of 5 elements"); }, nothing, nothing);
   CHECK_THROWS_WITH_AS(serving.join(), "shard 2: push of 5 elements", std::runtime_error);
   // The failure was reported once: the next part starts clean.
-  serving.start([] {}, nothing, nothing);
+  serving.start(threads, [] {}, nothing, nothing);
   CHECK_NOTHROW(serving.join());
   CHECK_FALSE(serving.failed());
 }
@@ -73,7 +77,7 @@ TEST_CASE("serving_thread: a loop that throws alerts the worker, which sees fail
   auto kept = std::make_shared<int>(5);
   std::weak_ptr<int> alive = kept;
   std::atomic<bool> failed_before_alert{false};
-  serving.start([] { throw std::runtime_error("the server's update failed"); }, unexpected,
+  serving.start(threads, [] { throw std::runtime_error("the server's update failed"); }, unexpected,
                 [&, kept = std::move(kept)] {
                   failed_before_alert = serving.failed();
                   worker.post();
@@ -93,7 +97,7 @@ TEST_CASE("serving_thread: stop sets stopping, interrupts the loop's wait, joins
   mailbox box;
   std::atomic<bool> saw_stopping{false};
   serving_thread serving;
-  serving.start(
+  serving.start(threads,
       [&] {
         box.wait();
         saw_stopping = serving.stopping();
@@ -112,7 +116,7 @@ TEST_CASE("serving_thread: the destructor stops a running loop") {
   std::atomic<int> interrupts{0};
   {
     serving_thread serving;
-    serving.start([&] { box.wait(); },
+    serving.start(threads, [&] { box.wait(); },
                   [&] {
                     ++interrupts;
                     return box.post();
@@ -124,7 +128,7 @@ TEST_CASE("serving_thread: the destructor stops a running loop") {
 
 TEST_CASE("serving_thread: a copy starts without a thread") {
   serving_thread serving;
-  serving.start([] {}, nothing, nothing);
+  serving.start(threads, [] {}, nothing, nothing);
   const serving_thread copy = serving;
   CHECK_FALSE(copy.running());
   serving.join();
@@ -136,12 +140,12 @@ TEST_CASE("serving_thread: the loop runs with the starting thread's flush mode")
   serving_thread serving;
   {
     const sy::flush_subnormals_scope flush;
-    serving.start([&] { flushed_inside = sy::subnormals_flushed(); }, nothing, nothing);
+    serving.start(threads, [&] { flushed_inside = sy::subnormals_flushed(); }, nothing, nothing);
   }
   serving.join();
   CHECK(flushed_inside);
   // And without: a thread started outside the scope does not flush.
-  serving.start([&] { flushed_inside = sy::subnormals_flushed(); }, nothing, nothing);
+  serving.start(threads, [&] { flushed_inside = sy::subnormals_flushed(); }, nothing, nothing);
   serving.join();
   CHECK_FALSE(flushed_inside);
 }

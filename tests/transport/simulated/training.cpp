@@ -1,8 +1,9 @@
 // Training through transport::simulated: the synchronous all-reduce strategy and the synchronous
 // parameter server, driven by the stock trainer on 4 simulated hosts, end with bitwise the
 // parameters of 4 in-process ranks, with the defaults of both transports (measured compute on the
-// simulated side); the overlapped all-reduce and the co-located parameter server refuse to start a
-// thread there.
+// simulated side); the overlapped all-reduce and the co-located parameter server run their
+// communication and serving on actors of each rank, with the in-process bits; the trainer's times
+// are simulated seconds.
 #include <switchyard/switchyard.hpp>
 #include <switchyard/transport/simulated.hpp>
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace sy = switchyard;
@@ -147,46 +149,121 @@ TEST_CASE("simulated.training.parameter_server: the synchronous parameter server
   }
 }
 
-// The model with a gradient hook, so that the all-reduce can take buckets from its pass.
+// The model with a gradient hook, reporting its biases, then its weights ready, so that the
+// all-reduce reduces two buckets and overlaps the second with nothing but the first.
 struct hooked_regression : softmax_regression {
   using softmax_regression::softmax_regression;
   using softmax_regression::forward_backward;
   template <class Ready>
   double forward_backward(const sy::data::batch_view& batch, Ready ready) {
     const double loss = softmax_regression::forward_backward(batch);
-    ready(std::size_t{0}, parameters().size());
+    const std::size_t weights = parameters().size() - 2;
+    ready(weights, std::size_t{2});
+    ready(std::size_t{0}, weights);
     return loss;
   }
 };
+
+template <class Transport>
+std::vector<float> train_bucketed(Transport& t, const std::shared_ptr<const sy::data::dataset>& data,
+                                  sy::strategy::exchange how) {
+  hooked_regression model(16, 2);
+  sy::optim::adam optimizer{model.parameters().size(), 0.05};
+  sy::train::trainer_options options;
+  options.epochs = 2;
+  options.batch_size = 10;
+  sy::strategy::all_reduce<> strategy{{.exchange = how}};
+  sy::train::trainer trainer{model, optimizer, strategy, options};
+  static_cast<void>(trainer.fit(t, data, *data));
+  return {model.parameters().begin(), model.parameters().end()};
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
 
 static_assert(sy::transport::ranks_share_a_thread<sy::transport::simulated>);
 static_assert(sy::transport::ranks_share_a_thread<sy::transport::faulty<sy::transport::simulated>>);
 static_assert(!sy::transport::ranks_share_a_thread<sy::transport::inproc>);
 
-TEST_CASE("simulated.training.threads: the overlapped all-reduce refuses to start a thread on simulated ranks" *
-          doctest::timeout(120)) {
-  const auto data = halves(40);
-  auto run = [&] {
-    sy::transport::run_simulated(2, [&](sy::transport::simulated& t) {
-      hooked_regression model(16, 2);
-      sy::optim::adam optimizer{model.parameters().size(), 0.05};
-      sy::train::trainer_options options;
-      options.epochs = 1;
-      options.batch_size = 10;
-      sy::strategy::all_reduce<> overlapped{{.exchange = sy::strategy::exchange::overlapped, .bucket_bytes = 64}};
-      sy::train::trainer trainer{model, optimizer, overlapped, options};
-      static_cast<void>(trainer.fit(t, data, *data));
-    });
-  };
-  CHECK_THROWS_WITH_AS(run(), doctest::Contains("a simulated transport runs no threads of a rank"), sy::usage_error);
+TEST_CASE("simulated.training.overlapped: the overlapped all-reduce runs its communication on an actor of each rank "
+          "and ends with the bits of the unoverlapped one and of as many in-process ranks" * doctest::timeout(300)) {
+  using sy::strategy::exchange;
+  const auto data = halves(420);
+  for (const int hosts : {1, 2, 3, 4, 7}) {
+    CAPTURE(hosts);
+    const auto in_process = sy::transport::run_inproc(
+        hosts, [&](sy::transport::inproc& t) { return train_bucketed(t, data, exchange::overlapped); });
+    sy::transport::simulated_options options;  // the defaults: measured compute
+    const auto overlapped = sy::transport::run_simulated(
+        hosts, [&](sy::transport::simulated& t) { return train_bucketed(t, data, exchange::overlapped); }, options);
+    const auto buckets = sy::transport::run_simulated(
+        hosts, [&](sy::transport::simulated& t) { return train_bucketed(t, data, exchange::buckets); }, options);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(hosts); ++r) {
+      CAPTURE(r);
+      CHECK(same_bits(overlapped[r], buckets[r]));
+      CHECK(same_bits(overlapped[r], in_process[r]));
+    }
+  }
 }
 
-TEST_CASE("simulated.training.threads: co-located parameter servers refuse to start a serving thread on simulated "
-          "ranks" * doctest::timeout(120)) {
-  const auto data = halves(40);
+TEST_CASE("simulated.training.colocated: the synchronous co-located parameter server serves on an actor of each "
+          "rank and ends with the in-process bits" * doctest::timeout(300)) {
+  const auto data = halves(420);
+  const sy::strategy::parameter_server<sy::strategy::consistency::sync> colocated{sy::strategy::colocated};
+  for (const int hosts : {1, 2, 3, 4, 7}) {
+    CAPTURE(hosts);
+    const std::vector<outcome> in_process =
+        sy::transport::run_inproc(hosts, [&](sy::transport::inproc& t) { return train(t, data, colocated); });
+    const std::vector<outcome> simulated =
+        sy::transport::run_simulated(hosts, [&](sy::transport::simulated& t) { return train(t, data, colocated); });
+    for (std::size_t r = 0; r < static_cast<std::size_t>(hosts); ++r) {
+      CAPTURE(r);
+      CHECK(simulated[r].accuracy > 0.9);
+      CHECK(same_bits(simulated[r].parameters, in_process[r].parameters));
+    }
+  }
+}
+
+TEST_CASE("simulated.training.colocated: the asynchronous co-located parameter server runs and converges on 4 "
+          "simulated hosts" * doctest::timeout(300)) {
+  const auto data = halves(400);
   const sy::strategy::parameter_server<> colocated{sy::strategy::colocated};
-  auto run = [&] {
-    sy::transport::run_simulated(2, [&](sy::transport::simulated& t) { static_cast<void>(train(t, data, colocated)); });
-  };
-  CHECK_THROWS_WITH_AS(run(), doctest::Contains("co-located servers serve on a thread of their own"), sy::usage_error);
+  const std::vector<outcome> simulated =
+      sy::transport::run_simulated(4, [&](sy::transport::simulated& t) { return train(t, data, colocated); });
+  for (const outcome& o : simulated) CHECK(o.accuracy > 0.9);
+}
+
+TEST_CASE("simulated.training.clock: the trainer's times are simulated seconds: with free compute, a step costs "
+          "what its all-reduce costs on the network" * doctest::timeout(120)) {
+  // Links of 1 s latency and 1 Tbit/s: each of the native all-reduce's two rounds between 2 hosts
+  // crosses two links, 2 s, and its bytes cost next to nothing (within 1e-4); host time is a few ms.
+  sy::transport::simulated_options options;
+  options.compute = sy::transport::compute_model::none;
+  options.platform.latency = "1s";
+  options.platform.bandwidth = "1Tbps";
+  const auto data = halves(40);
+  const auto records = sy::transport::run_simulated(2, [&](sy::transport::simulated& t) {
+    softmax_regression model(16, 2);
+    sy::optim::adam optimizer{model.parameters().size(), 0.05};
+    sy::train::trainer_options o;
+    o.epochs = 1;
+    o.batch_size = 10;
+    sy::train::trainer trainer{model, optimizer, sy::strategy::all_reduce<>{}, o};
+    std::vector<sy::train::step_record> steps;
+    trainer.on_step([&](const sy::train::step_record& s) { steps.push_back(s); });
+    const sy::train::history h = trainer.fit(t, data, *data);
+    return std::make_pair(steps, h.last());
+  }, options);
+  for (const auto& [steps, epoch] : records) {
+    REQUIRE(steps.size() == 2);  // 40 examples, 2 ranks, batches of 10
+    for (const sy::train::step_record& s : steps) {
+      CHECK(s.compute_seconds == 0.0);
+      CHECK(s.communicate_seconds == doctest::Approx(4.0).epsilon(1e-4));
+    }
+    CHECK(epoch.train_seconds >= 8.0);
+    CHECK(epoch.compute_seconds == 0.0);
+    CHECK(epoch.exchange_seconds == doctest::Approx(8.0).epsilon(1e-4));
+    CHECK(epoch.wall_seconds >= epoch.train_seconds);
+  }
 }

@@ -4,10 +4,10 @@
 
 #include <switchyard/collective/allgather.hpp>
 #include <switchyard/strategy/traits.hpp>
+#include <switchyard/transport/concurrency.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -18,7 +18,8 @@ namespace switchyard::strategy::detail {
 
 // The straggler samples of a synchronous stage in which every rank is a worker (see
 // `trigger::samples_steps`): each worker's compute time per step, from the end of its last step to
-// the start of this one, and its whole step, end to end, shared every `every` steps by one
+// the start of this one, and its whole step, end to end (on the transport's clock, simulated
+// seconds on a simulated transport), shared every `every` steps by one
 // all-gather of two numbers per worker.
 class compute_sampler {
  public:
@@ -36,17 +37,18 @@ class compute_sampler {
     steps_ = 0;
   }
   // At the start of a step, after the worker's forward and backward pass.
-  void step_started() {
+  template <class Transport>
+  void step_started(const Transport& t) {
     if (!last_end_) return;
-    mine_[0] += std::chrono::duration<double>(clock::now() - *last_end_).count();
+    mine_[0] += transport::seconds_now(t) - *last_end_;
   }
   // At the end of a step; every `every` steps, collective over all ranks: the sample (none when
   // no step of the window was timed, the same on every rank).
   template <class Transport>
   std::optional<trigger::step_sample> step_ended(Transport& t, std::size_t every) {
-    const clock::time_point now = clock::now();
+    const double now = transport::seconds_now(t);
     if (last_end_) {
-      mine_[1] += std::chrono::duration<double>(now - *last_end_).count();
+      mine_[1] += now - *last_end_;
       ++timed_;
     }
     std::optional<trigger::step_sample> sample;
@@ -66,13 +68,12 @@ class compute_sampler {
       mine_ = {};
       timed_ = 0;
     }
-    last_end_ = clock::now();
+    last_end_ = transport::seconds_now(t);
     return sample;
   }
 
  private:
-  using clock = std::chrono::steady_clock;
-  std::optional<clock::time_point> last_end_;
+  std::optional<double> last_end_;  // seconds of the transport's clock (transport::seconds_now)
   std::array<double, 2> mine_{};  // compute and whole steps since the last sample, summed
   std::size_t timed_ = 0;         // steps they cover
   std::uint64_t steps_ = 0;       // steps of this part

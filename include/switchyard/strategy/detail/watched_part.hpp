@@ -27,7 +27,7 @@ class watched_part {
   template <class Stage, class Trigger, class Transport, class Model, class Optimizer>
   step_outcome step(Stage& stage, Trigger& when, std::uint64_t before, Transport& t, Model& m, Optimizer& o) {
     const bool sampled = trigger::sample_every(when) != 0 && compute_sampler::applies(stage, t);
-    if (sampled) sampler_.step_started();
+    if (sampled) sampler_.step_started(t);
     step_outcome outcome = traits::step(stage, t, m, o);
     if (!traits::hands_out_batches(stage)) {
       ++steps_;

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <switchyard/strategy/traits.hpp>
+#include <switchyard/transport/concurrency.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -56,9 +56,13 @@ class batch_coordinator {
   /// The batch to hand out now to `worker`, which asks for one, or empty when the epoch's batches
   /// are all handed out or the rule stopped the hand-out. `compute_seconds`: when the rule
   /// samples, the worker's compute time for the step it just finished (empty for its first
-  /// request of the part).
-  [[nodiscard]] std::optional<std::size_t> next(std::size_t worker, std::optional<double> compute_seconds = {}) {
-    const std::optional<trigger::step_sample> sample = record(worker, compute_seconds);
+  /// request of the part). `now`: the time of the request, in seconds of the serving rank's
+  /// transport clock (`transport::seconds_now`, simulated seconds on a simulated transport; the
+  /// parameter server passes it); by default the steady clock.
+  [[nodiscard]] std::optional<std::size_t> next(std::size_t worker, std::optional<double> compute_seconds = {},
+                                                std::optional<double> now = {}) {
+    const std::optional<trigger::step_sample> sample =
+        record(worker, compute_seconds, now ? *now : transport::seconds_now(steady_clock_only{}));
     if (!stopped_after_ && next_ < batches_ && rule_.fire && rule_.fire(trigger::progress{next_, sample})) {
       stopped_after_ = next_;
     }
@@ -73,18 +77,18 @@ class batch_coordinator {
   [[nodiscard]] std::size_t batches() const noexcept { return batches_; }
 
  private:
-  using clock = std::chrono::steady_clock;
+  // A transport without a clock: `transport::seconds_now` reads the steady clock for it.
+  struct steady_clock_only {};
   struct worker_timing {
-    std::optional<clock::time_point> last;  // its last request; empty before its first this part
+    std::optional<double> last;  // its last request; empty before its first this part
     double seconds = 0.0;                   // compute reported since the last sample
     std::size_t steps = 0;                  // reports since the last sample
     double latest = 0.0;                    // its last report
   };
 
   // Records the request and its report; every sample_every x workers requests, the sample.
-  std::optional<trigger::step_sample> record(std::size_t worker, std::optional<double> compute_seconds) {
+  std::optional<trigger::step_sample> record(std::size_t worker, std::optional<double> compute_seconds, double now) {
     if (rule_.sample_every == 0 || worker >= timing_.size()) return std::nullopt;
-    const clock::time_point now = clock::now();
     worker_timing& w = timing_[worker];
     if (compute_seconds) {
       w.latest = *compute_seconds;
@@ -96,7 +100,7 @@ class batch_coordinator {
     per_step_.clear();
     for (worker_timing& each : timing_) {
       if (!each.last) continue;
-      const double waited = std::chrono::duration<double>(now - *each.last).count();
+      const double waited = now - *each.last;
       per_step_.push_back(each.steps == 0 ? std::max(each.latest, waited)
                                           : each.seconds / static_cast<double>(each.steps));
       each.seconds = 0.0;

@@ -10,11 +10,11 @@
 #include <switchyard/strategy/parameter_server/protocol.hpp>
 #include <switchyard/strategy/parameter_server/serving_thread.hpp>
 #include <switchyard/strategy/parameter_server/statistics.hpp>
+#include <switchyard/transport/concurrency.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -268,7 +268,7 @@ template <class Transport, class Optimizer>
 void ps_server<Consistency>::serve(Transport& t, const ps_plan& plan,
                                    std::span<typename Optimizer::value_type> parameters, Optimizer& optimizer,
                                    ps_statistics& statistics, const serving_thread& serving) {
-  const auto started = std::chrono::steady_clock::now();
+  const double started = transport::seconds_now(t);
   session<Transport, Optimizer> s(t, plan, parameters, optimizer, statistics, serving);
   if (plan.compressed()) {
     s.words.resize(plan.workers);
@@ -294,7 +294,7 @@ void ps_server<Consistency>::serve(Transport& t, const ps_plan& plan,
   for (auto& r : s.values) r.wait();
   for (auto& r : s.words) r.wait();
   for (auto& r : s.assignments) r.wait();
-  statistics.server_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  statistics.server_seconds += transport::seconds_now(t) - started;
 }
 
 template <class Consistency>
@@ -321,9 +321,9 @@ bool ps_server<Consistency>::serve_until_done(Session& s, OnPush&& on_push, OnDo
           "parameter_server on rank ", s.t.rank(), ": worker ", worker, " pushed ", pushed.count,
           " gradient elements, the shard has ", shard_size));
     }
-    const auto busy = std::chrono::steady_clock::now();
+    const double busy = transport::seconds_now(s.t);
     on_push(worker);
-    s.stats.server_busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - busy).count();
+    s.stats.server_busy_seconds += transport::seconds_now(s.t) - busy;
   }
   return true;
 }
@@ -545,7 +545,7 @@ void ps_server<Consistency>::reply(Session& s, std::size_t worker, bool encoded)
     s.t.recv(std::span<value>(&reported, 1), destination, ps_tags::compute);
     if (reported >= 0) compute = static_cast<double>(reported);
   }
-  const std::optional<std::size_t> next = coordinator_.next(worker, compute);
+  const std::optional<std::size_t> next = coordinator_.next(worker, compute, transport::seconds_now(s.t));
   // The worker received its last hand-out before it pushed again: the wait returns at once.
   s.assignments[worker].wait();
   // The batch, and the round the worker's next push belongs to (backup workers).

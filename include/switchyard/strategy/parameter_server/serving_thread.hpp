@@ -1,20 +1,22 @@
 // The thread a co-located parameter server serves its shard on, beside the worker on the rank's
-// own thread, for one part of an epoch at a time.
+// own thread (or the activity the transport runs beside it: transport/concurrency.hpp), for one
+// part of an epoch at a time.
 #pragma once
 
 #include <switchyard/core/floating_point.hpp>
+#include <switchyard/transport/concurrency.hpp>
 
 #include <atomic>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <utility>
 
 namespace switchyard::strategy::detail {
 
-/// @brief Runs a server loop on a thread of its own, with the starting thread's floating-point
-/// mode (flushing of subnormals, rounding), and ends it when either side fails.
+/// @brief Runs a server loop on a thread of its own (an activity the rank's transport spawns,
+/// `transport::spawn`), with the starting thread's floating-point mode (flushing of subnormals,
+/// rounding), and ends it when either side fails.
 ///
 /// `join` returns once the loop returned by itself (every worker said it finished) and rethrows
 /// what the loop threw. When the loop throws, the thread sets `failed()`, then calls the `alert`
@@ -34,14 +36,15 @@ class serving_thread {
   serving_thread& operator=(const serving_thread&) noexcept { return *this; }
   ~serving_thread() { stop(); }
 
-  /// Starts `serve` on a new thread.
-  void start(std::function<void()> serve, message interrupt, message alert) {
+  /// Starts `serve` on a new activity of `t`'s rank.
+  template <class Transport>
+  void start(Transport& t, std::function<void()> serve, message interrupt, message alert) {
     stopping_.store(false, std::memory_order_relaxed);
     failed_.store(false, std::memory_order_relaxed);
     failure_ = nullptr;
     interrupt_ = std::move(interrupt);
-    thread_ = std::thread([this, serve = std::move(serve), alert = std::move(alert),
-                           mode = switchyard::detail::read_fp_control()] {
+    thread_ = transport::spawn(t, [this, serve = std::move(serve), alert = std::move(alert),
+                                   mode = switchyard::detail::read_fp_control()] {
       switchyard::detail::write_fp_control(mode);
       try {
         serve();
@@ -94,7 +97,7 @@ class serving_thread {
     alerted_.reset();
   }
 
-  std::thread thread_;
+  transport::activity thread_;
   message interrupt_;
   std::shared_ptr<void> alerted_;  // written by the thread, released after the join
   std::atomic<bool> stopping_{false};

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -113,14 +112,15 @@ class ps_worker {
   [[nodiscard]] bool in_flight() const noexcept { return requests_.in_flight(); }
   /// The error feedback of this worker's pushes (used under compression).
   [[nodiscard]] compression::error_feedback& feedback() noexcept { return feedback_; }
-  /// The end of a step, from which the next one's compute time is measured.
-  void mark_step_end(std::chrono::steady_clock::time_point at) noexcept { step_end_ = at; }
+  /// The end of a step, in seconds of the transport clock (`transport::seconds_now`), from which
+  /// the next one's compute time is measured.
+  void mark_step_end(double at) noexcept { step_end_ = at; }
 
   /// Posts the compute report, the hand-out's receive, and a pull from and a push to every server
   /// (encoded under compression, from a copy when pipelined); returns the bytes pushed.
   template <class Transport, class T>
   std::size_t post_exchange(Transport& t, const ps_plan& plan, std::span<T> parameters, std::span<const T> gradients,
-                            std::chrono::steady_clock::time_point started);
+                            double started);
 
   /// Waits for the exchange in flight, puts the pulled parameters into `parameters` and returns the
   /// batch server 0 handed out with them, if any. When a wait fails, `on_failure()` runs before the
@@ -140,7 +140,7 @@ class ps_worker {
   // (backup workers) between them; returns the bytes pushed.
   template <class Transport, class Request, class Pulled, class Pushed, class T>
   std::size_t post(Transport& t, const ps_plan& plan, std::vector<Request>& requests, std::span<Pulled> pulled,
-                   std::span<const Pushed> pushed, std::chrono::steady_clock::time_point started, T& report);
+                   std::span<const Pushed> pushed, double started, T& report);
 
   compression::error_feedback feedback_;       // what its pushes still owe the gradients
   std::vector<std::uint16_t> sent_words_;      // a push, under compression
@@ -150,7 +150,7 @@ class ps_worker {
   std::array<std::int64_t, 2> handed_{-1, 0};
   // Backup workers: the round its next push belongs to, which it tells every server.
   std::int64_t round_ = 0;
-  std::optional<std::chrono::steady_clock::time_point> step_end_;  // the end of its last step this part
+  std::optional<double> step_end_;            // the end of its last step this part
   // Last: destroyed first, before the buffers its requests use.
   exchange_requests requests_;
 };
@@ -161,7 +161,7 @@ class ps_worker {
 
 template <class Transport, class T>
 std::size_t ps_worker::post_exchange(Transport& t, const ps_plan& plan, std::span<T> parameters,
-                                     std::span<const T> gradients, std::chrono::steady_clock::time_point started) {
+                                     std::span<const T> gradients, double started) {
   using request = decltype(t.isend(std::span<const T>(), 0, 0));
   std::vector<request>& requests = requests_.of<request>();
   // What was posted before a throw must not stay behind for a later step to wait for.
@@ -199,14 +199,14 @@ std::size_t ps_worker::post_exchange(Transport& t, const ps_plan& plan, std::spa
 template <class Transport, class Request, class Pulled, class Pushed, class T>
 std::size_t ps_worker::post(Transport& t, const ps_plan& plan, std::vector<Request>& requests,
                             std::span<Pulled> pulled, std::span<const Pushed> pushed,
-                            std::chrono::steady_clock::time_point started, T& report) {
+                            double started, T& report) {
   for (std::size_t s = 0; s < plan.servers; ++s) {
     const block b = plan.shard(s);
     requests.push_back(t.irecv(pulled.subspan(b.offset, b.size), plan.server_rank(s), ps_tags::pull));
   }
   // The compute time goes before the push: server 0 reads it when it answers the push.
   if (plan.sampling) {
-    report = step_end_ ? std::chrono::duration<T>(started - *step_end_).count() : T{-1};
+    report = step_end_ ? static_cast<T>(started - *step_end_) : T{-1};
     requests.push_back(t.isend(std::span<const T>(&report, 1), plan.server_rank(0), ps_tags::compute));
   }
   // With backup workers, each push goes with the round it belongs to, posted first: a server

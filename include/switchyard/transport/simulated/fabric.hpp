@@ -11,9 +11,12 @@
 #include <switchyard/transport/transport.hpp>
 
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Mutex.hpp>
 
 #include <time.h>
 
@@ -24,6 +27,7 @@
 #include <deque>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -96,6 +100,22 @@ inline void complete(sim_receive& r, const sim_message& m, int receiver) {
 }
 
 struct sim_fabric;
+struct sim_rank;
+
+// One activity of a rank, an actor: the rank's own (its function), or one it spawned
+// (`simulated::spawn`), which has a library state of its own as a thread would. Whichever runs
+// on the thread is `current_sim_activity()`: an actor sets it when it starts and whenever it
+// resumes after a SimGrid call.
+struct sim_activity {
+  sim_rank* rank = nullptr;
+  rank_context* context = nullptr;
+  double cpu_mark = 0;  // thread CPU seconds when its clock last started
+};
+
+inline sim_activity*& current_sim_activity() noexcept {
+  thread_local sim_activity* current = nullptr;
+  return current;
+}
 
 // One rank: its actor's host and inbox, its library state, and the messages and receives that
 // wait to be matched.
@@ -108,7 +128,14 @@ struct sim_rank {
   std::vector<sim_receive*> posted;                     // posted before their message, in order
   std::vector<simgrid::s4u::CommPtr> unfinished_sends;  // of requests dropped before they completed
   bool measure_cpu = false;                             // compute_model::measured
-  double cpu_mark = 0;                                  // thread CPU seconds when its clock last started
+  sim_activity own{this, &context, 0};                  // the rank's function
+  int spawned = 0;                                      // activities it started, to name their actors
+  // With several activities waiting, one takes messages from the inbox at a time (`pulling`) and
+  // wakes the others after each one it delivered.
+  bool pulling = false;
+  int waiters = 0;  // activities waiting for the puller's deliveries
+  simgrid::s4u::MutexPtr pull_mutex;
+  simgrid::s4u::ConditionVariablePtr delivered;
   std::vector<std::byte> native_scratch;                // the native collectives' copies of its block
   bool finished = false;
   std::string waiting_for;  // what it blocks on, for the report of a deadlock
@@ -141,24 +168,51 @@ struct sim_fabric {
   sim_rank& rank(int world_rank) { return *ranks[static_cast<std::size_t>(world_rank)]; }
 };
 
-// Runs `f`, a SimGrid call that may block and let other ranks run on this thread, as rank `r`:
-// its floating-point mode is kept across, its library state is the thread's again after, and its
-// CPU clock starts again after (the thread's CPU time meanwhile was other ranks' and SimGrid's).
+// The activity of rank `r` that runs now: the current one if it belongs to `r`, else the rank's own.
+inline sim_activity& activity_of(sim_rank& r) noexcept {
+  sim_activity* current = current_sim_activity();
+  return current != nullptr && current->rank == &r ? *current : r.own;
+}
+
+// Runs `f`, a SimGrid call that may block and let other actors run on this thread, as activity
+// `a`: its floating-point mode is kept across, its library state is the thread's again after, and
+// its CPU clock starts again after (the thread's CPU time meanwhile was other actors' and SimGrid's).
 template <class F>
-decltype(auto) blocking(sim_rank& r, F&& f) {
-  switchyard::detail::suspend(r.context);
+decltype(auto) blocking(sim_activity& a, F&& f) {
+  switchyard::detail::suspend(*a.context);
   struct resume_on_exit {
-    sim_rank& r;
+    sim_activity& a;
     ~resume_on_exit() {
-      switchyard::detail::resume(r.context);
-      if (r.measure_cpu) r.cpu_mark = thread_cpu_seconds();
+      current_sim_activity() = &a;
+      switchyard::detail::resume(*a.context);
+      if (a.rank->measure_cpu) a.cpu_mark = thread_cpu_seconds();
     }
-  } guard{r};
+  } guard{a};
   return std::forward<F>(f)();
 }
 
-// Opens every transport call of a rank: the CPU time the rank used since its clock last started
-// runs on its host first (compute_model::measured), as `this_actor::execute` of that many seconds
+template <class F>
+decltype(auto) blocking(sim_rank& r, F&& f) {
+  return blocking(activity_of(r), std::forward<F>(f));
+}
+
+// Makes `a` the thread's activity when its actor starts.
+inline void start_activity(sim_activity& a) noexcept {
+  current_sim_activity() = &a;
+  switchyard::detail::resume(*a.context);
+  if (a.rank->measure_cpu) a.cpu_mark = thread_cpu_seconds();
+}
+
+// The CPU time activity `a` used since its clock last started runs on its host
+// (compute_model::measured), as `this_actor::execute` of that many seconds at this machine's speed.
+inline void charge_compute(sim_activity& a) {
+  if (!a.rank->measure_cpu) return;
+  const double used = thread_cpu_seconds() - a.cpu_mark;
+  if (used > 0) blocking(a, [used] { simgrid::s4u::this_actor::execute(used * reference_flops); });
+}
+
+// Opens every transport call of a rank: the CPU time the calling activity used since its clock
+// last started runs on its host first (compute_model::measured), as `this_actor::execute` of that many seconds
 // at this machine's speed, so a host of speed factor f takes 1/f of it and ranks that share a
 // host share its cores. The transport's own work (copies, folds) is charged at its next call.
 // The seam of other compute models (a calibrated cost per step) is here.
@@ -166,10 +220,7 @@ inline void enter_call(const sim_fabric& fabric, sim_rank& r, const char* what) 
   if (fabric.ended) {
     raise<usage_error>(str("rank ", r.world_rank, ": ", what, " on a simulated transport whose world has ended"));
   }
-  if (r.measure_cpu) {
-    const double used = thread_cpu_seconds() - r.cpu_mark;
-    if (used > 0) blocking(r, [used] { simgrid::s4u::this_actor::execute(used * reference_flops); });
-  }
+  charge_compute(activity_of(r));
 }
 
 // Hands a message that reached rank `r` to the first posted receive that accepts it, else keeps it.
@@ -204,6 +255,59 @@ inline void take_next(sim_fabric& fabric, sim_rank& r, const std::string& what) 
   deliver(r, std::move(m));
 }
 
+// Ends the calling activity's turn at the inbox of rank `r` and wakes the activities that wait for
+// its deliveries. The actors take turns on one thread, so one that waits counts itself before its
+// first SimGrid call: with none counted, no lock is needed (one message costs no SimGrid call more).
+inline void wake_waiters(sim_rank& r) {
+  if (r.waiters == 0) {
+    r.pulling = false;
+    return;
+  }
+  blocking(r, [&r] {
+    const std::lock_guard lock(*r.pull_mutex);
+    r.pulling = false;
+    r.delivered->notify_all();
+  });
+}
+
+// Takes the next message from the inbox of rank `r` as the rank's one activity that does so now,
+// delivers it and wakes the activities that wait for it.
+inline void pull_next(sim_fabric& fabric, sim_rank& r, const std::string& what) {
+  r.pulling = true;
+  try {
+    take_next(fabric, r, what);
+  } catch (const simgrid::ForcefulKillException&) {
+    r.pulling = false;  // SimGrid ends a deadlocked run: no SimGrid call any more
+    throw;
+  } catch (...) {
+    wake_waiters(r);
+    throw;
+  }
+  wake_waiters(r);
+}
+
+// Blocks the calling activity of rank `r` until `done()` may have changed: it takes the next
+// message from the inbox and delivers it, or, while another activity of the rank does that, waits
+// until that one delivered a message. One activity at a time takes from the inbox: a message it
+// takes may complete another's receive.
+template <class Done>
+void await_delivery(sim_fabric& fabric, sim_rank& r, const std::string& what, Done done) {
+  if (r.pulling) {
+    r.waiting_for = what;
+    ++r.waiters;
+    struct uncount {
+      int& waiters;
+      ~uncount() { --waiters; }
+    } const counted{r.waiters};
+    blocking(r, [&] {
+      std::unique_lock lock(*r.pull_mutex);
+      while (r.pulling && !done() && !fabric.aborted) r.delivered->wait(lock);
+    });
+    return;
+  }
+  pull_next(fabric, r, what);
+}
+
 // Posts a message from `source` (a rank of group `group`) to world rank `destination`: the
 // message starts flowing at once (the inbox has its rank as permanent receiver) and costs its
 // size on the links of the route (one byte at least).
@@ -215,14 +319,16 @@ inline simgrid::s4u::CommPtr post(sim_fabric& fabric, std::unique_ptr<sim_messag
   return fabric.rank(destination).inbox->put_async(raw, bytes);
 }
 
-// Tells every rank that has not finished that `world_rank` failed, so that their waits raise.
-inline void abort_world(sim_fabric& fabric, int world_rank, std::exception_ptr failure, const std::string& what) {
+// Tells every rank that has not finished that `world_rank` failed, so that their waits raise; the
+// failing rank itself too when the failure came from an activity it spawned (`own_rank_too`).
+inline void abort_world(sim_fabric& fabric, int world_rank, std::exception_ptr failure, const std::string& what,
+                        bool own_rank_too = false) {
   if (fabric.first_failure) return;
   fabric.first_failure = std::move(failure);
   fabric.failure_summary = str("rank ", world_rank, " failed: ", what);
   fabric.aborted = true;
   for (const auto& r : fabric.ranks) {
-    if (r->world_rank == world_rank || r->finished) continue;
+    if ((r->world_rank == world_rank && !own_rank_too) || r->finished) continue;
     auto notice = std::make_unique<sim_message>();
     notice->abort_notice = true;
     sim_message* raw = notice.release();

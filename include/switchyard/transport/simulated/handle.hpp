@@ -7,10 +7,13 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/core/partition.hpp>
+#include <switchyard/transport/simulated/activity.hpp>
 #include <switchyard/transport/simulated/fabric.hpp>
 #include <switchyard/transport/simulated/request.hpp>
 #include <switchyard/transport/transport.hpp>
 
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
@@ -84,18 +87,27 @@ class simulated {
   [[nodiscard]] bool prefers_native() const noexcept { return group_->fabric->options.native_collectives; }
 
   /// The ranks are actors that take turns on one thread (see transport::ranks_share_a_thread):
-  /// a thread a strategy started would run outside the simulation, so strategies that start
-  /// threads refuse this transport.
+  /// a rank's concurrent activities are actors too (`spawn`), never threads.
   static constexpr bool ranks_share_a_thread = true;
-  /// False: no thread but the rank's actor may call the transport.
-  [[nodiscard]] static bool serves_other_threads() noexcept { return false; }
+  /// True: the activities a rank spawned may call its transport, beside the rank itself.
+  [[nodiscard]] static bool serves_other_threads() noexcept { return true; }
+
+  /// The concurrency hook (transport/concurrency.hpp): `spawn(f)` runs `f` as an actor on this
+  /// rank's host, with a library state of its own and this activity's floating-point mode; waits
+  /// on these are SimGrid's, so they block in simulated time and let the other actors run.
+  using mutex_type = simulated_mutex;
+  using condition_variable_type = simulated_condition_variable;
+  template <class F>
+  [[nodiscard]] simulated_activity spawn(F&& f);
 
   /// This rank's collective checks on this group.
   [[nodiscard]] collective_check_state& collective_checks() noexcept {
     return group_->checks[static_cast<std::size_t>(rank_)];
   }
 
-  /// Simulated seconds since the world's run began, on this rank's clock.
+  /// Simulated seconds since the world's run began, on this rank's clock (the clock hook of
+  /// transport/concurrency.hpp); the compute the calling activity did since its last transport
+  /// call runs on the host first (`compute_model::measured`).
   [[nodiscard]] double now() const;
   /// The index of the simulated host this rank runs on.
   [[nodiscard]] int host() const noexcept { return host_index_of(group_->rank(rank_)); }
@@ -303,6 +315,37 @@ std::span<T> simulated::native_reduce_scatter(std::span<T> data, Op op) {
   return data.subspan(mine.offset, mine.size);
 }
 
-inline double simulated::now() const { return simgrid::s4u::Engine::get_clock() - start_; }
+template <class F>
+simulated_activity simulated::spawn(F&& f) {
+  detail::sim_rank& me = self();
+  detail::enter_call(*group_->fabric, me, "spawn");
+  auto spawned = std::make_shared<detail::sim_spawned>();
+  spawned->activity = {&me, &spawned->context, 0};
+  spawned->context.floating_point_mode = switchyard::detail::read_fp_control();
+  const std::string name = detail::str("rank-", me.world_rank, "-activity-", me.spawned++);
+  auto body = [spawned, fabric = group_->fabric, run = std::forward<F>(f)]() mutable {
+    detail::start_activity(spawned->activity);
+    try {
+      run();
+    } catch (const simgrid::ForcefulKillException&) {
+      throw;  // SimGrid ends a deadlocked run this way
+    } catch (const std::exception& e) {
+      detail::abort_world(*fabric, spawned->activity.rank->world_rank, std::current_exception(), e.what(), true);
+    } catch (...) {
+      detail::abort_world(*fabric, spawned->activity.rank->world_rank, std::current_exception(),
+                          "an exception not derived from std::exception", true);
+    }
+  };
+  simgrid::s4u::ActorPtr actor =
+      detail::blocking(me, [&] { return simgrid::s4u::Actor::create(name, me.host, std::move(body)); });
+  return simulated_activity(std::move(actor), me);
+}
+
+inline double simulated::now() const {
+  // The compute this activity did since its last transport call runs first: a rank's clock
+  // includes its work (compute_model::measured).
+  detail::enter_call(*group_->fabric, self(), "now");
+  return simgrid::s4u::Engine::get_clock() - start_;
+}
 
 }  // namespace switchyard::transport

@@ -96,7 +96,7 @@ inline void simulated_request::wait() {
   }
   while (!receive_->done) {
     detail::check_not_aborted(fabric, self, what_);
-    detail::take_next(fabric, self, what_);
+    detail::await_delivery(fabric, self, what_, [this] { return receive_->done; });
   }
   group_ = nullptr;
   check_failure();
@@ -117,7 +117,9 @@ inline bool simulated_request::test() {
     return true;
   }
   const auto arrived = [&self] { return detail::blocking(self, [&self] { return self.inbox->ready(); }); };
-  while (!receive_->done && arrived()) detail::take_next(fabric, self, what_);
+  // While another activity of the rank takes from the inbox, what arrives is its to deliver (it
+  // may have begun while this one asked).
+  while (!receive_->done && !self.pulling && arrived() && !self.pulling) detail::pull_next(fabric, self, what_);
   if (!receive_->done) return false;
   group_ = nullptr;
   check_failure();

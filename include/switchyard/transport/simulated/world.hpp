@@ -123,6 +123,7 @@ auto simulated_world::run(F&& f) {
     rank_context* context = switchyard::detail::current_rank_context_pointer();
     switchyard::detail::fp_control mode = switchyard::detail::read_fp_control();
     ~caller_state() {
+      detail::current_sim_activity() = nullptr;
       switchyard::detail::current_rank_context_pointer() = context;
       switchyard::detail::write_fp_control(mode);
     }
@@ -147,6 +148,8 @@ auto simulated_world::run(F&& f) {
     r->host = hosts[static_cast<std::size_t>(w / per_host)];
     r->inbox = sg4::Mailbox::by_name(detail::str("rank-", w));
     r->measure_cpu = options_.compute == compute_model::measured;
+    r->pull_mutex = sg4::Mutex::create();
+    r->delivered = sg4::ConditionVariable::create();
     fabric->ranks.push_back(std::move(r));
   }
   auto world = std::make_shared<detail::sim_group>(fabric, 0, std::move(members));
@@ -158,8 +161,7 @@ auto simulated_world::run(F&& f) {
 
   auto play = [&](int w) {
     detail::sim_rank& me = fabric->rank(w);
-    switchyard::detail::resume(me.context);
-    if (me.measure_cpu) me.cpu_mark = detail::thread_cpu_seconds();
+    detail::start_activity(me.own);
     try {
       simulated handle(world, w, start);
       if constexpr (returns_value) {
