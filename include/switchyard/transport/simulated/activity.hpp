@@ -146,10 +146,9 @@ inline void simulated_activity::join() {
   if (!actor_) return;
   detail::sim_activity& me = detail::activity_of(*rank_);
   detail::charge_compute(me);
-  const std::string what = detail::str("its activity ", actor_->get_name(), " to return");
-  rank_->waiting_for = what;
+  rank_->waiting_for = {detail::sim_operation::kind::join, 0, static_cast<int>(actor_->get_pid()), 0};
   detail::blocking(me, [this] { actor_->join(); });
-  rank_->waiting_for.clear();
+  rank_->waiting_for = {};
   actor_ = nullptr;
 }
 

@@ -139,19 +139,16 @@ class simulated {
 
 template <arithmetic T>
 simulated_request simulated::post_send(std::span<const T> data, int destination, int tag) {
-  auto m = std::make_unique<detail::sim_message>();
-  m->group = group_->id;
-  m->source = rank_;
-  m->tag = tag;
+  detail::sim_fabric& fabric = *group_->fabric;
+  detail::sim_message* m = detail::new_message(fabric, group_->id, rank_, tag, data.size_bytes());
   m->element_size = sizeof(T);
   m->element_type = &detail::element_type_tag<T>;
-  m->data.resize(data.size_bytes());
-  if (!data.empty()) std::memcpy(m->data.data(), data.data(), data.size_bytes());
+  if (!data.empty()) std::memcpy(m->data(), data.data(), data.size_bytes());
   detail::sim_rank& me = self();
   simgrid::s4u::CommPtr comm = detail::blocking(
-      me, [&] { return detail::post(*group_->fabric, std::move(m), group_->world_ranks[static_cast<std::size_t>(destination)]); });
+      me, [&] { return detail::post(fabric, m, group_->world_ranks[static_cast<std::size_t>(destination)]); });
   return simulated_request(group_, rank_, std::move(comm),
-                           detail::str("send of ", data.size(), " elements to rank ", destination, " with tag ", tag));
+                           {detail::sim_operation::kind::send, data.size(), destination, tag});
 }
 
 template <arithmetic T>
@@ -167,18 +164,16 @@ simulated_request simulated::post_receive(std::span<T> data, int source, int tag
   r->exact = exact;
   detail::sim_rank& me = self();
   auto& waiting = me.unexpected;
-  const auto match = std::find_if(waiting.begin(), waiting.end(), [&r](const auto& m) { return detail::accepts(*r, *m); });
+  const auto match = std::find_if(waiting.begin(), waiting.end(), [&r](const detail::sim_message* m) { return detail::accepts(*r, *m); });
   if (match != waiting.end()) {
-    const std::unique_ptr<detail::sim_message> m = std::move(*match);
+    detail::sim_message* m = *match;
     waiting.erase(match);
     detail::complete(*r, *m, me.world_rank);
+    group_->fabric->message_pool.release(m);
   } else {
     me.posted.push_back(r.get());
   }
-  std::string what = detail::str("receive of ", data.size(), " elements from ",
-                                 source == any_source ? std::string("any rank") : detail::str("rank ", source),
-                                 " with tag ", tag == any_tag ? std::string("any") : std::to_string(tag));
-  return simulated_request(group_, rank_, std::move(r), std::move(what));
+  return simulated_request(group_, rank_, std::move(r), {detail::sim_operation::kind::receive, data.size(), source, tag});
 }
 
 template <arithmetic T>

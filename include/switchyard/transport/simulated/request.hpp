@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <string>
 #include <utility>
 
 namespace switchyard::transport {
@@ -38,7 +37,7 @@ class simulated_request {
       rank_ = other.rank_;
       send_ = std::move(other.send_);
       receive_ = std::move(other.receive_);
-      what_ = std::move(other.what_);
+      what_ = other.what_;
     }
     return *this;
   }
@@ -55,11 +54,12 @@ class simulated_request {
 
  private:
   friend class simulated;
-  simulated_request(std::shared_ptr<detail::sim_group> group, int rank, simgrid::s4u::CommPtr send, std::string what)
-      : group_(std::move(group)), rank_(rank), send_(std::move(send)), what_(std::move(what)) {}
+  simulated_request(std::shared_ptr<detail::sim_group> group, int rank, simgrid::s4u::CommPtr send,
+                    detail::sim_operation what)
+      : group_(std::move(group)), rank_(rank), send_(std::move(send)), what_(what) {}
   simulated_request(std::shared_ptr<detail::sim_group> group, int rank, std::unique_ptr<detail::sim_receive> receive,
-                    std::string what)
-      : group_(std::move(group)), rank_(rank), receive_(std::move(receive)), what_(std::move(what)) {}
+                    detail::sim_operation what)
+      : group_(std::move(group)), rank_(rank), receive_(std::move(receive)), what_(what) {}
 
   void check_failure() const;
   void retire() noexcept;
@@ -68,7 +68,7 @@ class simulated_request {
   int rank_ = 0;
   simgrid::s4u::CommPtr send_;
   std::unique_ptr<detail::sim_receive> receive_;
-  std::string what_;  // "send of 10 elements to rank 2 with tag 7", for the errors
+  detail::sim_operation what_;  // for the errors: "send of 10 elements to rank 2 with tag 7"
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ inline void simulated_request::wait() {
   if (send_) {
     self.waiting_for = what_;
     detail::blocking(self, [this] { send_->wait(); });
-    self.waiting_for.clear();
+    self.waiting_for = {};
     send_ = nullptr;
     group_ = nullptr;
     return;

@@ -16,6 +16,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -81,12 +82,16 @@ class simulated_world {
   [[nodiscard]] int size() const noexcept { return ranks_; }
   /// Simulated seconds the last run took, from its start to its last rank's end.
   [[nodiscard]] double simulated_seconds() const noexcept { return simulated_seconds_; }
+  /// Messages the ranks sent in the last run (every point-to-point message, the barriers' and the
+  /// native collectives' included): the unit of the simulation's cost.
+  [[nodiscard]] std::uint64_t messages() const noexcept { return messages_; }
   [[nodiscard]] const simulated_options& options() const noexcept { return options_; }
 
  private:
   simulated_options options_;
   int ranks_ = 0;
   double simulated_seconds_ = 0;
+  std::uint64_t messages_ = 0;
 };
 
 /// @brief Shorthand for `simulated_world(options).run(f)`.
@@ -177,11 +182,11 @@ auto simulated_world::run(F&& f) {
       detail::abort_world(*fabric, w, std::current_exception(), "an exception not derived from std::exception");
     }
     for (const sg4::CommPtr& send : me.unfinished_sends) {
-      me.waiting_for = "the sends it dropped before they completed";
+      me.waiting_for = {detail::sim_operation::kind::dropped_sends};
       detail::blocking(me, [&send] { send->wait(); });
     }
     me.unfinished_sends.clear();
-    me.waiting_for.clear();
+    me.waiting_for = {};
     me.finished = true;
   };
   for (int w = 0; w < ranks_; ++w) {
@@ -193,11 +198,11 @@ auto simulated_world::run(F&& f) {
   engine->run();
   simulated_seconds_ = sg4::Engine::get_clock() - start;
   fabric->ended = true;
+  messages_ = fabric->messages;
   std::string stuck;
   for (const auto& r : fabric->ranks) {
     if (!r->finished) {
-      stuck += detail::str(stuck.empty() ? "" : "; ", "rank ", r->world_rank, " waited for ",
-                           r->waiting_for.empty() ? std::string("nothing the transport knows of") : r->waiting_for);
+      stuck += detail::str(stuck.empty() ? "" : "; ", "rank ", r->world_rank, " waited for ", detail::describe(r->waiting_for));
     }
   }
   engine.reset();
