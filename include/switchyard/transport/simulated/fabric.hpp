@@ -157,19 +157,21 @@ decltype(auto) blocking(sim_rank& r, F&& f) {
   return std::forward<F>(f)();
 }
 
+// Runs `seconds` of this machine's CPU time on rank `r`'s host (simulated::compute).
+inline void charge(sim_rank& r, double seconds) {
+  if (seconds > 0) blocking(r, [seconds] { simgrid::s4u::this_actor::execute(seconds * reference_flops); });
+}
+
 // Opens every transport call of a rank: the CPU time the rank used since its clock last started
 // runs on its host first (compute_model::measured), as `this_actor::execute` of that many seconds
 // at this machine's speed, so a host of speed factor f takes 1/f of it and ranks that share a
 // host share its cores. The transport's own work (copies, folds) is charged at its next call.
-// The seam of other compute models (a calibrated cost per step) is here.
+// Under compute_model::calibrated nothing is measured: the program charges its compute (`charge`).
 inline void enter_call(const sim_fabric& fabric, sim_rank& r, const char* what) {
   if (fabric.ended) {
     raise<usage_error>(str("rank ", r.world_rank, ": ", what, " on a simulated transport whose world has ended"));
   }
-  if (r.measure_cpu) {
-    const double used = thread_cpu_seconds() - r.cpu_mark;
-    if (used > 0) blocking(r, [used] { simgrid::s4u::this_actor::execute(used * reference_flops); });
-  }
+  if (r.measure_cpu) charge(r, thread_cpu_seconds() - r.cpu_mark);
 }
 
 // Hands a message that reached rank `r` to the first posted receive that accepts it, else keeps it.

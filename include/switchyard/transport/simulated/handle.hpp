@@ -14,6 +14,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -97,6 +98,11 @@ class simulated {
 
   /// Simulated seconds since the world's run began, on this rank's clock.
   [[nodiscard]] double now() const;
+  /// Runs `seconds` of this machine's CPU time on this rank's host (taking 1/f of it on a host of
+  /// speed factor f, sharing the host's cores with its other ranks), on top of what the compute
+  /// model measures: how a program charges its compute under `compute_model::calibrated`.
+  /// Free under `compute_model::none`; `usage_error` for a negative or non-finite time.
+  void compute(double seconds);
   /// The index of the simulated host this rank runs on.
   [[nodiscard]] int host() const noexcept { return host_index_of(group_->rank(rank_)); }
 
@@ -301,6 +307,15 @@ std::span<T> simulated::native_reduce_scatter(std::span<T> data, Op op) {
   }
   const switchyard::block mine = fold_blocks(data, op);
   return data.subspan(mine.offset, mine.size);
+}
+
+inline void simulated::compute(double seconds) {
+  detail::enter_call(*group_->fabric, self(), "compute");
+  if (!(seconds >= 0) || !std::isfinite(seconds)) {
+    detail::raise<usage_error>(
+        detail::str("rank ", rank_, ": compute(", seconds, "): a simulated compute time must be finite and not negative"));
+  }
+  if (group_->fabric->options.compute != compute_model::none) detail::charge(self(), seconds);
 }
 
 inline double simulated::now() const { return simgrid::s4u::Engine::get_clock() - start_; }
