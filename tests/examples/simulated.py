@@ -50,14 +50,14 @@ with tempfile.TemporaryDirectory() as work:
     assert (simulated["test_loss"], simulated["test_accuracy"]) == (inproc["test_loss"], inproc["test_accuracy"]), \
         (simulated, inproc)
 
-    # A transient slow host: host 1 at a tenth of its speed from the start to the end of the (calibrated)
+    # A transient slow host: host 1 at a hundredth of its speed for the first half of the (calibrated)
     # run costs simulated time; the progress lines show both clocks.
     calibrated = ["--simulate", "4", "--strategy", "allreduce", "--sim-compute", f"calibrated:{step!r}"]
     steady, _ = run(work, "steady", calibrated)
     end = steady["simulated_seconds"]
-    slowed, out = run(work, "slowed", calibrated + ["--slow", f"h1:0.1@0-{end / 2!r}"], quiet=False)
+    slowed, out = run(work, "slowed", calibrated + ["--slow", f"h1:0.01@0-{end / 2!r}"], quiet=False)
     assert slowed["simulated_seconds"] > steady["simulated_seconds"] * 1.2, (slowed, steady)
-    assert slowed["simulation"]["slow"] == [{"host": 1, "factor": 0.1, "from_seconds": 0.0,
+    assert slowed["simulation"]["slow"] == [{"host": 1, "factor": 0.01, "from_seconds": 0.0,
                                              "to_seconds": end / 2}], slowed
     assert re.search(r"^epoch 1 ends at [0-9.]+ s of simulated time, [0-9.]+ s of real time$", out, re.M), out
     assert re.search(r"^final test accuracy [0-9.]+% after [0-9.]+ s of simulated time", out, re.M), out
