@@ -1,10 +1,11 @@
 // Trains an mlp or a cnn on Fashion-MNIST with a switchyard strategy: in process with --ranks N,
-// or over MPI when started by mpirun (the same binary).
+// over MPI when started by mpirun (the same binary), or on a simulated cluster with --simulate.
 //
 //   build/examples/fashion_mnist --model mlp --ranks 4 --epochs 15 --summary run.json
 //   build/examples/fashion_mnist --strategy ps --servers 1 --consistency bounded:2 --ranks 4 --straggler 2:3.0
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
 //   build/examples/fashion_mnist --strategy adaptive --straggler 2:3.0 --straggler-ratio 1.5 --calm-ratio 1.2
+//   build/examples/fashion_mnist --simulate 64 --link 10Gbps --strategy allreduce --slow 3:0.25@20-60
 #include "fashion_mnist_runs.hpp"
 #include "run_summary.hpp"
 
@@ -48,6 +49,7 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
                       {"test_accuracy", rounded(h.last().test_accuracy, 6)},
                       {"test_loss", rounded(h.last().test_loss, 6)},
                       {"wall_seconds", rounded(h.last().wall_seconds, 3)},
+                      {"simulated_seconds", r.simulated_seconds ? json(*r.simulated_seconds) : json(nullptr)},
                       {"train_seconds", rounded(trained.train_seconds, 3)},
                       {"train_samples_per_second", rounded(trained.samples_per_second(), 1)},
                       {"max_staleness", r.max_staleness},
@@ -55,7 +57,8 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
                       {"server_busy_fraction", rounded(r.server_busy_fraction, 3)},
                       {"worker_wait_seconds", rounded(r.worker_wait_seconds, 3)},
                       {"dropped_share", rounded(r.dropped_share, 4)},
-                      {"switches", r.switches}});
+                      {"switches", r.switches},
+                      {"simulation", simulation_json(c.simulation, c.sim_step_seconds)}});
   write_json_file(c.summary, summary);
 }
 
@@ -63,8 +66,9 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
 
 int main(int argc, char** argv) {
   config c;
-  CLI::App app{"Train on Fashion-MNIST with a switchyard strategy (in process, or under mpirun)"};
+  CLI::App app{"Train on Fashion-MNIST with a switchyard strategy (in process, under mpirun, or simulated)"};
   add_training_options(app, c);
+  add_simulation_options(app, c.simulation, true);
   app.add_option("--strategy", c.strategy,
                  "Training strategy (adaptive: its defaults are for in-process runs; --straggler-every gives the "
                  "settings for dedicated hosts)")
@@ -82,20 +86,28 @@ int main(int argc, char** argv) {
 
   rank_world world(argc, argv, c.ranks, colocated_servers(c));
   try {
+    read_simulation_flags(app, c.simulation, true);
+    if (c.simulation.on) world.simulate(c.simulation);
     check_settings(c);
     check_world(c, world.size());
     const auto data = load_data(c);
     check_data(c, world.size(), data.train->size());
     // Once per process, before the ranks start: the budget is process-wide.
     const sy::nn::blas_threads_scope blas{c.blas_threads};
+    world.calibrate(c, data);
     if (world.rank() == 0) {
       warn_of_blas_kernels("fashion_mnist");
       fmt::print("{} on Fashion-MNIST{}, {}, {}\n", c.model, examples_text(c, data), world.describe(), c.strategy);
     }
     const run_result result = world.run(c, data);
     if (world.rank() == 0) {
-      fmt::print("final test accuracy {:.2f}% after {:.1f} s\n", 100.0 * result.history.last().test_accuracy,
-                 result.history.last().wall_seconds);
+      if (result.simulated_seconds) {
+        fmt::print("final test accuracy {:.2f}% after {:.3f} s of simulated time ({:.1f} s of real time)\n",
+                   100.0 * result.history.last().test_accuracy, *result.simulated_seconds, result.real_seconds);
+      } else {
+        fmt::print("final test accuracy {:.2f}% after {:.1f} s\n", 100.0 * result.history.last().test_accuracy,
+                   result.history.last().wall_seconds);
+      }
       if (c.strategy != "allreduce") {
         fmt::print("staleness: max {:.0f}, mean {:.2f} steps; server busy {:.0f}% of its time\n", result.max_staleness,
                    result.mean_staleness, 100.0 * result.server_busy_fraction);

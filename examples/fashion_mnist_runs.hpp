@@ -1,10 +1,12 @@
 // What the Fashion-MNIST examples share: the run's settings and their command-line options, one
 // training run on one rank under the strategy those settings name (all-reduce, a parameter
 // server, or a switch between the two), with an optional straggler, and the ranks that run it (in
-// process, or the processes of an MPI job). The run itself is in fashion_mnist_train.hpp.
+// process, the processes of an MPI job, or the hosts of a simulated cluster). The run itself is in
+// fashion_mnist_train.hpp.
 #pragma once
 
 #include "json_output.hpp"
+#include "simulation.hpp"
 #include "startup_checks.hpp"
 
 #include <switchyard/collective/barrier.hpp>
@@ -83,6 +85,8 @@ struct config {
   std::size_t straggler_dwell = 2;
   std::size_t straggler_every = 0;  // steps per sample; 0: one observation per epoch
   double straggler_min_wait = 0.0;  // the least share of a step the others wait for the straggler
+  simulation_settings simulation;   // --simulate HOSTS and its options
+  double sim_step_seconds = 0;      // --sim-compute calibrated: what each step costs (0: not calibrated)
 };
 
 /// Whether --servers colocated asked for one server on every rank, beside its worker.
@@ -151,6 +155,8 @@ struct run_result {
   double dropped_share = 0;  // --consistency backups:B: the share of pushes the servers dropped
   std::vector<std::string> switches = {};  // --strategy adaptive: each switch, with its reason
   std::size_t buckets = 0;  // the all-reduce stage's last step: buckets reduced (0: the whole arena at once)
+  std::optional<double> simulated_seconds = {};  // --simulate: the simulated cluster's time for the run
+  double real_seconds = 0;                       // --simulate: the time this machine took to simulate it
 };
 
 // How a run moved its gradients, as both examples' summaries record it: the options that choose
@@ -227,6 +233,19 @@ inline chosen_trigger parse_trigger(const std::string& text) {
 /// transport by the runs_*.cpp files: the instantiations are the bulk of the examples' build.
 template <class Transport>
 run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data);
+
+#if SWITCHYARD_HAS_SIMGRID
+/// The ranks of the simulated cluster `o` after checking it; a platform file is loaded (in an
+/// empty simulation) to count its hosts. Defined in runs_simulated.cpp.
+int simulated_ranks(const sy::transport::simulated_options& o);
+/// One run of `c` on every rank of the simulated cluster `o`: rank 0's result, with the
+/// simulated and the real seconds it took.
+run_result run_simulated_ranks(const sy::transport::simulated_options& o, const config& c,
+                               const sy::data::fashion_mnist& data);
+/// The thread CPU seconds of one forward and backward pass of --model over a --batch of the
+/// training data, averaged over a few passes after one to warm up (--sim-compute calibrated).
+double calibrate_step(const config& c, const sy::data::fashion_mnist& data);
+#endif
 
 /// The options of the run's size and setting: model, ranks, epochs, data and threads.
 inline void add_run_options(CLI::App& app, config& c) {
@@ -445,6 +464,10 @@ inline void check_world(const config& c, int ranks) {
                                       c.servers, ranks));
   }
   const straggler slow = parse_straggler(c.straggler);
+  if (slow.rank >= 0 && c.simulation.on) {
+    throw sy::usage_error("--straggler sleeps, and a simulated rank's clock counts its CPU time, not sleep: slow a "
+                          "simulated host down with --slow HOST:FACTOR instead");
+  }
   // The straggler must work in every stage: under a parameter server the last ranks serve.
   if (slow.rank >= 0 && static_cast<std::size_t>(slow.rank) >= workers.fewest) {
     throw sy::usage_error(fmt::format("--straggler names rank {}, but the workers are ranks 0 to {} ({} ranks{})",
@@ -474,8 +497,9 @@ inline std::string examples_text(const config& c, const sy::data::fashion_mnist&
 }
 
 /// The ranks that train: the processes of the MPI job when an MPI launcher (mpirun, srun) started
-/// this process, else threads of this one. One per process, made after the command line is
-/// read: under MPI it initializes MPI, and every rank then calls `run` for the same runs.
+/// this process, the actors of a simulated cluster after `simulate`, else threads of this one.
+/// One per process, made after the command line is read: under MPI it initializes MPI, and every
+/// rank then calls `run` for the same runs.
 class rank_world {
  public:
   /// `concurrent`: threads call MPI at the same time (co-located servers); otherwise one at a time,
@@ -501,7 +525,45 @@ class rank_world {
 #endif
   }
 
+  /// Runs every rank on the simulated cluster of `settings` (--simulate), checked here, before
+  /// any data is read.
+  void simulate(const simulation_settings& settings) {
+    if (under_mpi()) throw sy::usage_error("--simulate runs every rank in this process: start it without mpirun");
+#if SWITCHYARD_HAS_SIMGRID
+    simulation_ = simulation_options(settings);
+    simulated_ranks_ = simulated_ranks(*simulation_);
+    if (!settings.platform.empty() && simulated_ranks_ != settings.hosts * settings.ranks_per_host) {
+      throw sy::usage_error(fmt::format("--simulate {} names {} hosts, but the platform file '{}' has {}", settings.hosts,
+                                        settings.hosts, settings.platform, simulated_ranks_ / settings.ranks_per_host));
+    }
+#else
+    static_cast<void>(settings);
+    throw sy::usage_error("--simulate needs the simulated transport, which this build lacks (SimGrid was not found: "
+                          "install libsimgrid-dev and build again)");
+#endif
+  }
+
+  [[nodiscard]] bool simulated() const noexcept { return simulated_ranks_ > 0; }
+
+  /// --sim-compute calibrated: the cost of a step for `c`, measured here once unless the option
+  /// gives it, and printed so that a later run can repeat it to the bit.
+  void calibrate(config& c, const sy::data::fashion_mnist& data) const {
+    if (!simulated()) return;
+    const std::optional<double> given = parse_sim_compute(c.simulation.compute);
+    if (!given) return;
+#if SWITCHYARD_HAS_SIMGRID
+    c.sim_step_seconds = *given > 0 ? *given : calibrate_step(c, data);
+#else
+    static_cast<void>(data);
+#endif
+    if (*given == 0) {
+      fmt::print("calibrated: a step costs {} s of CPU (--sim-compute calibrated:{} repeats it)\n", c.sim_step_seconds,
+                 c.sim_step_seconds);
+    }
+  }
+
   [[nodiscard]] int size() const {
+    if (simulated()) return simulated_ranks_;
 #if SWITCHYARD_HAS_MPI
     if (under_mpi()) return boost::mpi::communicator{}.size();
 #endif
@@ -516,14 +578,17 @@ class rank_world {
     return 0;
   }
 
-  /// "4 MPI ranks" or "4 in-process ranks".
+  /// "4 MPI ranks", "4 in-process ranks" or "16 simulated ranks".
   [[nodiscard]] std::string describe() const {
-    return fmt::format("{} {} ranks", size(), under_mpi() ? "MPI" : "in-process");
+    return fmt::format("{} {} ranks", size(), under_mpi() ? "MPI" : simulated() ? "simulated" : "in-process");
   }
 
   /// One run of `c` on every rank; this process's result (rank 0's in process). Under MPI the
   /// ranks start together, so that a run's clock does not count the end of the one before.
   run_result run(const config& c, const sy::data::fashion_mnist& data) {
+#if SWITCHYARD_HAS_SIMGRID
+    if (simulated()) return run_simulated_ranks(*simulation_, c, data);
+#endif
 #if SWITCHYARD_HAS_MPI
     if (under_mpi()) {
       if (!transport_) transport_.emplace();
@@ -547,6 +612,10 @@ class rank_world {
 
  private:
   int inproc_ranks_;
+  int simulated_ranks_ = 0;
+#if SWITCHYARD_HAS_SIMGRID
+  std::optional<sy::transport::simulated_options> simulation_;
+#endif
 #if SWITCHYARD_HAS_MPI
   std::optional<sy::transport::mpi::environment> environment_;
   std::optional<sy::transport::mpi> transport_;

@@ -125,9 +125,12 @@ inline sy::optim::any_optimizer<> make_optimizer(const std::string& name, std::s
   return sy::optim::sgd{size, schedule};
 }
 
+// A simulated rank's clock, for the progress lines; empty on real ranks.
+using simulated_clock = std::function<double()>;
+
 template <class Transport, class Model, class Strategy>
 run_result train_model(Transport& t, Model& model, Strategy strategy, const config& c,
-                       const sy::data::fashion_mnist& data) {
+                       const sy::data::fashion_mnist& data, const simulated_clock& now) {
   // The schedules count batches trained, whatever the strategy: the cosine spans the run's.
   const std::size_t steps = c.epochs * (data.train->size() / c.batch);
   const std::size_t warm = std::min(c.warmup_steps, steps / 2);
@@ -168,6 +171,12 @@ run_result train_model(Transport& t, Model& model, Strategy strategy, const conf
       logged = switches.size();
     });
   }
+  if (now && options.progress != nullptr) {
+    trainer.on_epoch([&now, started = std::chrono::steady_clock::now()](const sy::train::epoch_record& e) {
+      fmt::print("epoch {} ends at {:.3f} s of simulated time, {:.1f} s of real time\n", e.epoch, now(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    });
+  }
   if (slow.rank == t.rank()) model.factor = slow.factor;
   sy::train::history history = trainer.fit(t, data.train, *data.test);
   return summarize(t, trainer.strategy(), std::move(history));
@@ -193,15 +202,16 @@ auto with_parameter_server(const config& c, Use use) {
 }
 
 template <class Transport, class Model>
-run_result with_strategy(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data) {
+run_result with_strategy(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data,
+                         const simulated_clock& now) {
   const sy::strategy::exchange exchange = c.exchange == "overlapped" ? sy::strategy::exchange::overlapped
                                           : c.exchange == "buckets"  ? sy::strategy::exchange::buckets
                                                                      : sy::strategy::exchange::whole;
   const sy::strategy::all_reduce<> all_reduce{{.compression = sy::compression::parse_format(c.compress),
                                                .exchange = exchange,
                                                .bucket_bytes = c.bucket_kb * 1024}};
-  if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data);
-  if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data); });
+  if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data, now);
+  if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data, now); });
   sy::strategy::switch_options options;
   options.warmup_steps = c.switch_warmup;
   options.second_moment_scale = c.switch_variance;
@@ -218,15 +228,15 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
     const sy::trigger::stragglers_gone calm{
         .ratio = c.calm_ratio, .window = c.straggler_window, .dwell = c.straggler_dwell, .every = c.straggler_every};
     return with_parameter_server(c, [&](auto ps) {
-      return train_model(t, model, sy::strategy::alternate{all_reduce, ps, detect, calm, options}, c, data);
+      return train_model(t, model, sy::strategy::alternate{all_reduce, ps, detect, calm, options}, c, data, now);
     });
   }
   const chosen_trigger trigger = parse_trigger(c.trigger);
   return with_parameter_server(c, [&](auto ps) {
     if (c.first == "ps") {
-      return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger, options}, c, data);
+      return train_model(t, model, sy::strategy::switch_to{ps, all_reduce, trigger, options}, c, data, now);
     }
-    return train_model(t, model, sy::strategy::switch_to{all_reduce, ps, trigger, options}, c, data);
+    return train_model(t, model, sy::strategy::switch_to{all_reduce, ps, trigger, options}, c, data, now);
   });
 }
 
@@ -269,10 +279,13 @@ class chosen_model {
     };
     const double loss = model_->forward_backward(batch, std::ref(paced_ready));
     pace();
+    if (after_pass) after_pass();
     return loss;
   }
 
   double factor = 1.0;
+  // Called after each pass: a simulated rank charges the calibrated cost of a step there.
+  std::function<void()> after_pass;
 
  private:
   using ready_function = std::function<void(std::size_t, std::size_t)>;
@@ -302,10 +315,13 @@ static_assert(sy::nn::gradient_hooks<chosen_model>, "the chosen model keeps its 
 
 template <class Transport>
 run_result run_rank(Transport& t, const config& c, const sy::data::fashion_mnist& data) {
-  auto train = [&](auto& transport) {
-    chosen_model model{c.model, c.seed};
-    return with_strategy(transport, model, c, data);
-  };
+  simulated_clock now;
+  chosen_model model{c.model, c.seed};
+  if constexpr (requires { t.now(); t.compute(1.0); }) {
+    now = [&t] { return t.now(); };
+    if (c.sim_step_seconds > 0) model.after_pass = [&t, cost = c.sim_step_seconds] { t.compute(cost); };
+  }
+  auto train = [&](auto& transport) { return with_strategy(transport, model, c, data, now); };
   if (const std::optional<sy::transport::fault_plan> plan = parse_fault(c.fault)) {
     sy::transport::faulty<Transport> f{t, *plan};
     return train(f);

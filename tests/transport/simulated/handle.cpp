@@ -189,3 +189,34 @@ TEST_CASE("simulated.handle.rank_state: ranks on one thread never share the libr
   CHECK(sy::collective::current_stage().empty());
   CHECK_FALSE(sy::subnormals_flushed());
 }
+
+TEST_CASE("simulated.handle.compute: charged on the rank's host under calibrated and measured compute, free under none" *
+          doctest::timeout(60)) {
+  using sy::transport::compute_model;
+  auto ends = [](compute_model model) {
+    sy::transport::simulated_options o = quiet();
+    o.compute = model;
+    o.platform.hosts = 2;
+    o.platform.speeds = {{1, 0.5}};
+    return sy::transport::run_simulated(o, [](simulated& t) {
+      simulated alone = t.split(t.rank(), 0);  // a barrier of one rank charges compute and waits for nobody
+      alone.barrier();
+      const double start = t.now();
+      volatile double sink = 0;  // CPU time that only the measured model charges
+      for (int i = 0; i < 2000000; ++i) sink = sink + 1e-9;
+      t.compute(0.25);
+      alone.barrier();
+      return t.now() - start;
+    });
+  };
+  const std::vector<double> calibrated = ends(compute_model::calibrated);
+  CHECK(calibrated[0] == doctest::Approx(0.25).epsilon(1e-9));
+  CHECK(calibrated[1] == doctest::Approx(0.5).epsilon(1e-9));
+  CHECK(ends(compute_model::none) == std::vector<double>{0.0, 0.0});
+  const std::vector<double> measured = ends(compute_model::measured);
+  CHECK(measured[0] > 0.25);
+  CHECK(measured[1] > 0.5);
+  CHECK_THROWS_WITH_AS(sy::transport::run_simulated(1, [](simulated& t) { t.compute(-1.0); }, quiet()),
+                       doctest::Contains("rank 0: compute(-1): a simulated compute time must be finite and not negative"),
+                       sy::usage_error);
+}

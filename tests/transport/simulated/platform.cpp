@@ -1,6 +1,6 @@
 // transport/simulated/platform.hpp: bad options are refused before anything runs, racks put an
 // uplink on the route between racks, a platform file gives its hosts, and a slow host computes
-// slower in simulated time.
+// slower in simulated time, for the whole run or inside a window.
 #include <switchyard/transport/simulated/platform.hpp>
 
 #include <switchyard/transport/simulated/world.hpp>
@@ -51,8 +51,21 @@ TEST_CASE("simulated.platform.refused: bad options get a usage_error before anyt
   o.platform.speeds = {{1, 0}};
   CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("speed factor of host 1 must be positive"), sy::usage_error);
   o = quiet();
+  o.platform.speeds = {{1, 0.5, 2.0, 1.0}};
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("the speed window of host 1 must run from 0 or later to a later time, got 2 to 1"),
+                       sy::usage_error);
+  o.platform.speeds = {{1, 0.5, -1.0, 1.0}};
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("the speed window of host 1"), sy::usage_error);
+  o.platform.speeds = {{2, 0.5, 1.0, 3.0}, {2, 0.25, 2.0, 4.0}};
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("host 2 has overlapping speed windows: 2 to 4 and 1 to 3"), sy::usage_error);
+  o.platform.speeds = {{2, 0.5}, {2, 0.25, 2.0, 4.0}};
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("host 2 has overlapping speed windows"), sy::usage_error);
+  o = quiet();
   o.platform.file = "no_such_platform.xml";
   CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("the platform file 'no_such_platform.xml' cannot be read"), sy::usage_error);
+  o.platform.speeds = {{0, 0.5}};
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("speed factors apply to the hosts the options describe, not to those of the platform file"),
+                       sy::usage_error);
 }
 
 TEST_CASE("simulated.platform.file: hosts of a file, by name; a file that does not parse or names no hosts") {
@@ -114,4 +127,32 @@ TEST_CASE("simulated.platform.speed: measured compute takes about twice the time
   });
   CHECK(compute[0] > 0.001);
   CHECK(compute[1] / compute[0] == doctest::Approx(2.0).epsilon(0.25));
+}
+
+TEST_CASE("simulated.platform.speed_window: a host runs at its factor only inside its window of simulated time") {
+  // Calibrated compute: each rank charges 4 s of this machine's CPU. Host 1 runs at 0.5 from 1 s to
+  // 3 s, so it does 1 + 1 seconds' worth by 3 s and the last 2 at full speed: 5 s of simulated
+  // time. Host 2 runs at 2 from 1 s to 2 s and at 0.25 from 2.5 s on: 1 + 2 + 0.5 by 2.5 s, then
+  // 0.5 at 0.25 takes 2 s more.
+  simulated_options o = quiet();
+  o.compute = sy::transport::compute_model::calibrated;
+  o.platform.hosts = 3;
+  o.platform.speeds = {{1, 0.5, 1.0, 3.0}, {2, 0.25, 2.5}, {2, 2.0, 1.0, 2.0}};
+  for (int run = 0; run < 2; ++run) {  // a second world in one process starts its windows from its own start
+    CAPTURE(run);
+    simulated_world world(o);
+    const std::vector<double> ends = world.run([](simulated& t) {
+      t.compute(4.0);
+      return t.now();
+    });
+    CHECK(ends[0] == doctest::Approx(4.0).epsilon(1e-9));
+    CHECK(ends[1] == doctest::Approx(5.0).epsilon(1e-9));
+    CHECK(ends[2] == doctest::Approx(4.5).epsilon(1e-9));
+    CHECK(world.simulated_seconds() == doctest::Approx(5.0).epsilon(1e-9));
+  }
+  // A window that opens after the last rank ended changes nothing and does not outlast the run.
+  o.platform.speeds = {{1, 0.5, 10.0, 20.0}};
+  simulated_world late(o);
+  late.run([](simulated& t) { t.compute(1.0); });
+  CHECK(late.simulated_seconds() == doctest::Approx(1.0).epsilon(1e-9));
 }

@@ -277,19 +277,26 @@ inline void start_activity(sim_activity& a) noexcept {
   if (a.rank->measure_cpu) a.cpu_mark = thread_cpu_seconds();
 }
 
-// The CPU time activity `a` used since its clock last started runs on its host
-// (compute_model::measured), as `this_actor::execute` of that many seconds at this machine's speed.
-inline void charge_compute(sim_activity& a) {
-  if (!a.rank->measure_cpu) return;
-  const double used = thread_cpu_seconds() - a.cpu_mark;
-  if (used > 0) blocking(a, [used] { simgrid::s4u::this_actor::execute(used * reference_flops); });
+// Runs `seconds` of this machine's CPU time on the host of activity `a`, as `this_actor::execute`.
+inline void execute_seconds(sim_activity& a, double seconds) {
+  if (seconds > 0) blocking(a, [seconds] { simgrid::s4u::this_actor::execute(seconds * reference_flops); });
 }
+
+// The CPU time activity `a` used since its clock last started runs on its host
+// (compute_model::measured).
+inline void charge_compute(sim_activity& a) {
+  if (a.rank->measure_cpu) execute_seconds(a, thread_cpu_seconds() - a.cpu_mark);
+}
+
+// Runs `seconds` of this machine's CPU time on the host of rank `r` (simulated::compute), from the
+// rank's calling activity.
+inline void charge(sim_rank& r, double seconds) { execute_seconds(activity_of(r), seconds); }
 
 // Opens every transport call of a rank: the CPU time the calling activity used since its clock
 // last started runs on its host first (compute_model::measured), as `this_actor::execute` of that many seconds
 // at this machine's speed, so a host of speed factor f takes 1/f of it and ranks that share a
 // host share its cores. The transport's own work (copies, folds) is charged at its next call.
-// The seam of other compute models (a calibrated cost per step) is here.
+// Under compute_model::calibrated nothing is measured: the program charges its compute (`charge`).
 inline void enter_call(const sim_fabric& fabric, sim_rank& r, const char* what) {
   if (fabric.ended) {
     raise<usage_error>(str("rank ", r.world_rank, ": ", what, " on a simulated transport whose world has ended"));

@@ -17,6 +17,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -109,6 +110,11 @@ class simulated {
   /// transport/concurrency.hpp); the compute the calling activity did since its last transport
   /// call runs on the host first (`compute_model::measured`).
   [[nodiscard]] double now() const;
+  /// Runs `seconds` of this machine's CPU time on this rank's host (taking 1/f of it on a host of
+  /// speed factor f, sharing the host's cores with its other ranks), on top of what the compute
+  /// model measures: how a program charges its compute under `compute_model::calibrated`.
+  /// Free under `compute_model::none`; `usage_error` for a negative or non-finite time.
+  void compute(double seconds);
   /// The index of the simulated host this rank runs on.
   [[nodiscard]] int host() const noexcept { return host_index_of(group_->rank(rank_)); }
 
@@ -341,6 +347,15 @@ inline double simulated::now() const {
   // includes its work (compute_model::measured).
   detail::enter_call(*group_->fabric, self(), "now");
   return simgrid::s4u::Engine::get_clock() - start_;
+}
+
+inline void simulated::compute(double seconds) {
+  detail::enter_call(*group_->fabric, self(), "compute");
+  if (!(seconds >= 0) || !std::isfinite(seconds)) {
+    detail::raise<usage_error>(
+        detail::str("rank ", rank_, ": compute(", seconds, "): a simulated compute time must be finite and not negative"));
+  }
+  if (group_->fabric->options.compute != compute_model::none) detail::charge(self(), seconds);
 }
 
 }  // namespace switchyard::transport

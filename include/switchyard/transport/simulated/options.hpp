@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -37,12 +38,26 @@ enum class compute_model {
   /// The thread CPU time between two transport calls, divided by the host's speed factor, runs on
   /// the rank's host as `this_actor::execute`: ranks that share a host share its cores.
   measured,
+  /// No CPU time is measured: the program charges its compute with `simulated::compute(seconds)`,
+  /// typically a cost per step measured once before the run (a calibration). Simulated times then
+  /// follow from the inputs alone, so every run of one seed, asynchronous ones included, takes the
+  /// same simulated time and trains to the same bits.
+  calibrated,
 };
 
-/// @brief One host that runs slower (or faster) than the others: its index and speed factor.
+/// @brief One host that runs slower (or faster) than the others: its index and speed factor, for
+/// the whole run or, as a transient straggler, for a window of simulated time.
 struct host_speed {
   int host = 0;
   double factor = 1.0;
+  /// The window, in simulated seconds since the run began: the host runs at `factor` from `from`
+  /// to `to` and at its usual speed before and after (work under way at either end takes the new
+  /// speed from then on). The default, 0 to infinity, is the whole run.
+  double from = 0;
+  double to = std::numeric_limits<double>::infinity();
+
+  /// Whether the factor holds for the whole run.
+  [[nodiscard]] bool whole_run() const noexcept { return from == 0 && to == std::numeric_limits<double>::infinity(); }
 };
 
 /// @brief The simulated cluster: N hosts of C cores, each with a link of the given bandwidth and
@@ -72,6 +87,7 @@ struct simulated_platform {
   /// the order SimGrid lists them (by name). A host of speed 1 Gf runs at this machine's speed.
   std::string file;
   /// Hosts that run at another speed than this machine's: a factor of 0.5 takes twice the time.
+  /// The windows of one host must not overlap. Not with `file`, whose hosts give their own speeds.
   std::vector<host_speed> speeds;
 };
 

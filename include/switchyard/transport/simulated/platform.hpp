@@ -7,6 +7,7 @@
 #include <switchyard/transport/simulated/fabric.hpp>
 #include <switchyard/transport/simulated/options.hpp>
 
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -14,6 +15,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <fstream>
 #include <iterator>
@@ -24,13 +26,18 @@ namespace switchyard::transport::detail {
 
 // Raises `usage_error` for anything in `options` that cannot make a cluster, before any engine
 // exists: no hosts, rates without units or below zero, more ranks than a host has cores, a speed
-// factor for a host that does not exist, a platform file that cannot be read.
+// factor for a host that does not exist or with a platform file, speed windows that end before they
+// begin or overlap, a platform file that cannot be read.
 inline void check_options(const simulated_options& options) {
   const simulated_platform& p = options.platform;
   if (options.ranks_per_host < 1) {
     raise<usage_error>(str("simulated_options::ranks_per_host must be at least 1, got ", options.ranks_per_host));
   }
   if (!p.file.empty()) {
+    if (!p.speeds.empty()) {
+      raise<usage_error>(str("speed factors apply to the hosts the options describe, not to those of the platform file '",
+                             p.file, "': give its hosts their speeds in the file"));
+    }
     std::ifstream in(p.file);
     if (!in) raise<usage_error>(str("the platform file '", p.file, "' cannot be read"));
     // SimGrid crashes on a platform without hosts instead of saying so: look for the tags that
@@ -57,10 +64,22 @@ inline void check_options(const simulated_options& options) {
     }
   }
   for (const host_speed& s : p.speeds) {
-    if (p.file.empty() && (s.host < 0 || s.host >= p.hosts)) {
+    if (s.host < 0 || s.host >= p.hosts) {
       raise<usage_error>(str("a speed factor names host ", s.host, " but the cluster has hosts 0 to ", p.hosts - 1));
     }
-    if (!(s.factor > 0)) raise<usage_error>(str("the speed factor of host ", s.host, " must be positive, got ", s.factor));
+    if (!(s.factor > 0) || !std::isfinite(s.factor)) {
+      raise<usage_error>(str("the speed factor of host ", s.host, " must be positive and finite, got ", s.factor));
+    }
+    if (!(s.from >= 0) || !std::isfinite(s.from) || !(s.to > s.from)) {
+      raise<usage_error>(str("the speed window of host ", s.host, " must run from 0 or later to a later time, got ",
+                             s.from, " to ", s.to, " simulated seconds"));
+    }
+    for (const host_speed& other : p.speeds) {
+      if (&other != &s && other.host == s.host && other.from < s.to && s.from < other.to) {
+        raise<usage_error>(str("host ", s.host, " has overlapping speed windows: ", other.from, " to ", other.to,
+                               " and ", s.from, " to ", s.to, " simulated seconds"));
+      }
+    }
   }
 }
 
@@ -82,10 +101,21 @@ inline void configure_network(simgrid::s4u::Engine& engine, const simulated_opti
 }
 
 // One host with its link to its switch and a loopback route for the ranks it runs.
-inline simgrid::s4u::Host* add_host(simgrid::s4u::NetZone& zone, const simulated_platform& p, int index, double speed) {
+// Its speed for the whole run is its first power state; each window of `p.speeds` adds one, which
+// start_speed_windows switches to while the window lasts.
+inline simgrid::s4u::Host* add_host(simgrid::s4u::NetZone& zone, const simulated_platform& p, int index) {
   namespace sg4 = simgrid::s4u;
   const std::string name = str("host-", index);
-  sg4::Host* host = zone.create_host(name, reference_flops * speed)->set_core_count(p.cores)->seal();
+  std::vector<double> speeds{reference_flops};
+  for (const host_speed& s : p.speeds) {
+    if (s.host != index) continue;
+    if (s.whole_run()) {
+      speeds.front() = reference_flops * s.factor;
+    } else {
+      speeds.push_back(reference_flops * s.factor);
+    }
+  }
+  sg4::Host* host = zone.create_host(name, speeds)->set_core_count(p.cores)->seal();
   sg4::Link* link = zone.create_split_duplex_link(name + "-link", parse_bandwidth(p.bandwidth))
                         ->set_latency(parse_duration(p.latency))
                         ->seal();
@@ -111,12 +141,6 @@ inline std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& eng
     }
     std::vector<sg4::Host*> hosts = engine.get_all_hosts();
     if (hosts.empty()) raise<usage_error>(str("the platform file '", p.file, "' names no hosts"));
-    for (const host_speed& s : p.speeds) {
-      if (s.host >= static_cast<int>(hosts.size())) {
-        raise<usage_error>(str("a speed factor names host ", s.host, " but the platform file '", p.file, "' has hosts 0 to ",
-                               hosts.size() - 1));
-      }
-    }
     for (sg4::Host* h : hosts) {
       if (options.ranks_per_host > h->get_core_count()) {
         raise<usage_error>(str(options.ranks_per_host, " ranks per host need as many cores, but host ", h->get_name(),
@@ -125,13 +149,11 @@ inline std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& eng
     }
     return hosts;
   }
-  std::vector<double> speed(static_cast<std::size_t>(p.hosts), 1.0);
-  for (const host_speed& s : p.speeds) speed[static_cast<std::size_t>(s.host)] = s.factor;
   std::vector<sg4::Host*> hosts;
   hosts.reserve(static_cast<std::size_t>(p.hosts));
   sg4::NetZone* top = sg4::create_star_zone("cluster");
   if (p.rack_size == 0 || p.rack_size >= p.hosts) {
-    for (int h = 0; h < p.hosts; ++h) hosts.push_back(add_host(*top, p, h, speed[static_cast<std::size_t>(h)]));
+    for (int h = 0; h < p.hosts; ++h) hosts.push_back(add_host(*top, p, h));
     top->seal();
     return hosts;
   }
@@ -140,7 +162,7 @@ inline std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& eng
     sg4::NetZone* zone = sg4::create_star_zone(str("rack-", rack));
     zone->set_parent(top);
     for (int h = first; h < std::min(p.hosts, first + p.rack_size); ++h) {
-      hosts.push_back(add_host(*zone, p, h, speed[static_cast<std::size_t>(h)]));
+      hosts.push_back(add_host(*zone, p, h));
     }
     simgrid::kernel::routing::NetPoint* gateway = zone->create_router(str("rack-", rack, "-switch"));
     zone->seal();
@@ -151,6 +173,36 @@ inline std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& eng
   }
   top->seal();
   return hosts;
+}
+
+// Starts, for each host with speed windows, a daemon actor that switches the host to a window's
+// power state at its start and back to the first at its end, in simulated seconds since `start`.
+// Daemons end with the last rank.
+inline void start_speed_windows(const std::vector<simgrid::s4u::Host*>& hosts, const simulated_platform& p, double start) {
+  namespace sg4 = simgrid::s4u;
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    struct window {
+      double from;
+      double to;
+      unsigned long state;
+    };
+    std::vector<window> windows;
+    for (const host_speed& s : p.speeds) {
+      if (static_cast<std::size_t>(s.host) == h && !s.whole_run()) windows.push_back({s.from, s.to, windows.size() + 1});
+    }
+    if (windows.empty()) continue;
+    std::sort(windows.begin(), windows.end(), [](const window& a, const window& b) { return a.from < b.from; });
+    sg4::Host* host = hosts[h];
+    sg4::Actor::create(str("speed-", h), host, [host, windows, start] {
+      for (const window& w : windows) {
+        sg4::this_actor::sleep_until(start + w.from);
+        host->set_pstate(w.state);
+        if (!std::isfinite(w.to)) return;
+        sg4::this_actor::sleep_until(start + w.to);
+        host->set_pstate(0);
+      }
+    })->daemonize();
+  }
 }
 
 }  // namespace switchyard::transport::detail

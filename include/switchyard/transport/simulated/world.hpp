@@ -195,6 +195,7 @@ auto simulated_world::run(F&& f) {
     // Messages start flowing to their rank as soon as they are sent (eager), as MPI's small ones do.
     r.inbox->set_receiver(actor);
   }
+  detail::start_speed_windows(hosts, options_.platform, start);
   engine->run();
   simulated_seconds_ = sg4::Engine::get_clock() - start;
   fabric->ended = true;
