@@ -163,6 +163,9 @@ class parameter_server {
   [[nodiscard]] aggregation aggregate() const noexcept { return aggregate_; }
   /// Whether the workers of a node sum their gradients before one push: what `setup` decided.
   [[nodiscard]] bool aggregates_by_node() const noexcept { return by_node_; }
+  /// Aggregating by node, the straggler figures compare nodes (`traits::compares_nodes`): a node
+  /// pushes once, after its slowest worker, so a slow node counts once, not once per worker.
+  [[nodiscard]] bool compares_nodes() const noexcept { return by_node_; }
   /// Whether `setup` over `t` will aggregate by node: `aggregation::node`, or `automatic` over a
   /// hierarchical topology when neither pipelining nor backup workers are asked.
   template <class Transport>
