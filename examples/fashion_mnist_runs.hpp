@@ -60,6 +60,7 @@ struct config {
   std::string compress = "none";     // the all-reduce stage's gradients on the wire: none, fp16 or bf16
   std::string ps_compress = "none";  // the parameter server's pushes and pulls on the wire
   bool ps_pipeline = false;          // parameter-server workers overlap their exchange with the next batch
+  std::string ps_aggregate = "automatic";  // whose gradients a push carries: automatic, node or rank
   std::string exchange = "whole";    // the all-reduce stage's gradients: whole, buckets or overlapped
   std::size_t bucket_kb = 0;         // a bucket closes at this many KiB (0: one per layer)
   int ranks = 4;
@@ -163,6 +164,7 @@ struct run_result {
 // the wire format and the exchange, and the buckets the all-reduce stage's last step reduced.
 inline json exchange_settings_json(const config& c, const run_result& r) {
   return {{"compress", c.compress},         {"ps_compress", c.ps_compress}, {"ps_pipeline", c.ps_pipeline},
+          {"ps_aggregate", c.ps_aggregate},
           {"switch_rescale", c.switch_rescale}, {"exchange", c.exchange},   {"bucket_kb", c.bucket_kb},
           {"buckets", r.buckets},           {"straggler", c.straggler}};
 }
@@ -308,6 +310,12 @@ inline void add_server_options(CLI::App& app, config& c) {
   app.add_flag("--ps-pipeline", c.ps_pipeline,
                "Parameter-server workers compute the next batch's gradient while their push and pull are on the "
                "wire (one more step of staleness)");
+  app.add_option("--ps-aggregate", c.ps_aggregate,
+                 "Whose gradients a parameter-server push carries: node (a node's workers sum theirs before one "
+                 "push per node; co-located, one shard per node), rank (every worker pushes its own), or automatic "
+                 "(node when the transport's ranks span several nodes with more than one rank on some node)")
+      ->check(CLI::IsMember({"automatic", "node", "rank"}))
+      ->capture_default_str();
 }
 
 /// The all-reduce stage's options: its wire format and how it splits the gradients.

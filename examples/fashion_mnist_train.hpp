@@ -188,11 +188,14 @@ auto with_parameter_server(const config& c, Use use) {
   namespace consistency = sy::strategy::consistency;
   const sy::compression::format words = sy::compression::parse_format(c.ps_compress);
   const auto pipeline = c.ps_pipeline ? sy::strategy::pipelining::one_ahead : sy::strategy::pipelining::off;
+  const auto aggregate = c.ps_aggregate == "node"   ? sy::strategy::aggregation::node
+                         : c.ps_aggregate == "rank" ? sy::strategy::aggregation::rank
+                                                    : sy::strategy::aggregation::automatic;
   // Dedicated server ranks or co-located ones: the same type, made two ways.
   const auto make = [&]<class Consistency>(Consistency consistency) {
     using ps = sy::strategy::parameter_server<Consistency>;
-    if (colocated_servers(c)) return ps(sy::strategy::colocated, consistency, words, pipeline);
-    return ps(std::stoul(c.servers), consistency, words, pipeline);
+    if (colocated_servers(c)) return ps(sy::strategy::colocated, consistency, words, pipeline, aggregate);
+    return ps(std::stoul(c.servers), consistency, words, pipeline, aggregate);
   };
   if (c.consistency == "async") return use(make(consistency::async{}));
   if (c.consistency == "sync") return use(make(consistency::sync{}));

@@ -116,6 +116,29 @@ TEST_CASE("trainer.breakdown.ranks: the breakdown over the ranks that trained, f
   CHECK(idle.median_step_compute_seconds == 0.0);
 }
 
+TEST_CASE("trainer.breakdown.nodes: a strategy that compares nodes counts a slow node once") {
+  // 7 ranks on nodes 0 (ranks 0 to 3), 1 (rank 4) and 2 (ranks 5, 6), 10 steps each; per step
+  // 0.1 s, but 0.3 s on every rank of node 0.
+  const std::vector<double> per_rank{3.0, 1.0, 10, 3.0, 1.0, 10, 3.0, 1.0, 10, 3.0, 1.0, 10,
+                                     1.0, 1.0, 10, 1.0, 1.0, 10, 1.0, 1.0, 10};
+  const std::vector<double> nodes{0, 0, 0, 0, 1, 2, 2};
+  sy::train::epoch_record by_rank;
+  sy::detail::add_time_breakdown(by_rank, per_rank);
+  // By rank, most ranks are slow: the median is slow too, and the straggler ratio hides the node.
+  CHECK(by_rank.median_step_compute_seconds == doctest::Approx(0.3));
+  sy::train::epoch_record by_node;
+  sy::detail::add_time_breakdown(by_node, per_rank, nodes);
+  // By node, one node of three is slow: the median is a fast node's.
+  CHECK(by_node.median_step_compute_seconds == doctest::Approx(0.1));
+  CHECK(by_node.slowest_step_compute_seconds == doctest::Approx(0.3));
+  // A node is as slow as its slowest rank.
+  sy::train::epoch_record one_slow;
+  const std::vector<double> per_rank_one_slow{1.0, 1.0, 10, 3.0, 1.0, 10, 1.0, 1.0, 10, 1.0, 1.0, 10, 1.0, 1.0, 10};
+  sy::detail::add_time_breakdown(one_slow, per_rank_one_slow, std::vector<double>{0, 0, 1, 1, 2});
+  CHECK(one_slow.median_step_compute_seconds == doctest::Approx(0.1));
+  CHECK(one_slow.slowest_step_compute_seconds == doctest::Approx(0.3));
+}
+
 TEST_CASE("trainer.breakdown: the epoch records where the workers' time went, and who waited for whom" *
           doctest::timeout(300)) {
   // 3 ranks, all-reduce, 480 examples in batches of 16: 10 steps per worker and epoch. Rank 1

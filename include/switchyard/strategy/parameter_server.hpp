@@ -6,8 +6,9 @@
 // loop, one function per consistency mode), residuals.hpp (the compressed workers' residuals a
 // checkpoint keeps), consistency.hpp (the Consistency policies), statistics.hpp (ps_statistics),
 // coordinator.hpp (batch_coordinator: which batch server 0 hands out next), assembly.hpp
-// (assemble_sharded_state: the whole optimizer state from the servers' shards) and
-// serving_thread.hpp (the thread a co-located server serves on).
+// (assemble_sharded_state: the whole optimizer state from the servers' shards),
+// serving_thread.hpp (the thread a co-located server serves on) and node_aggregation.hpp (the
+// node-aware exchange: a node's workers sum their gradients before one push).
 #pragma once
 
 #include <switchyard/collective/broadcast.hpp>
@@ -19,6 +20,7 @@
 #include <switchyard/strategy/parameter_server/assembly.hpp>
 #include <switchyard/strategy/parameter_server/consistency.hpp>
 #include <switchyard/strategy/parameter_server/coordinator.hpp>
+#include <switchyard/strategy/parameter_server/node_aggregation.hpp>
 #include <switchyard/strategy/parameter_server/protocol.hpp>
 #include <switchyard/strategy/parameter_server/residuals.hpp>
 #include <switchyard/strategy/parameter_server/server.hpp>
@@ -28,9 +30,12 @@
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/traits.hpp>
 #include <switchyard/transport/concurrency.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <algorithm>
+#include <any>
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -91,6 +96,15 @@ enum class pipelining {
 /// keeps each worker's residual (`prepare_checkpoint`, `serialize_progress`), so that a resumed
 /// run pushes the words the uninterrupted one would have. With `pipelining::one_ahead` each
 /// worker's push and pull are on the wire while it computes its next batch's gradient.
+/// With `aggregation::node` (by default when the transport's topology has several nodes and more
+/// than one rank on some node), the workers of a node send their gradients to the node's local
+/// rank 0, which sums them in local-rank order, pushes the sum and pulls for the node, and sends
+/// the node's workers the fresh parameters (BytePS): one push and one pull per node, and
+/// co-located, one shard per node, served by its local rank 0. Servers weigh each push by the
+/// workers it sums, so a synchronous update is still the mean over every worker's gradient and an
+/// asynchronous one applies the mean of the node's; server 0 hands out a node's batches a block
+/// at a time, and a stop rule that samples compares nodes (the slowest worker of each). Not with
+/// `pipelining::one_ahead` or backup workers (`aggregation::automatic` then stays per rank).
 /// Each side is a piece of its own, over one `detail::ps_plan`: `detail::ps_worker` (a worker's
 /// exchange), `detail::ps_server` (a server's loop) and `detail::ps_residuals` (the residuals a
 /// checkpoint keeps).
@@ -115,15 +129,16 @@ class parameter_server {
   /// `servers` ranks serve; it must leave at least one worker and be at most the arena's length.
   /// `compression`: the pushes' and pulls' encoding on the wire (`none`: the model's elements).
   /// `pipeline`: whether a worker's exchange overlaps its next batch's compute.
+  /// `aggregate`: whether a node's workers sum their gradients before one push (`aggregation`).
   explicit parameter_server(std::size_t servers, Consistency consistency,
                             compression::format compression = compression::format::none,
-                            pipelining pipeline = pipelining::off)
-      : plan_(initial_plan(servers, compression, pipeline)), server_(consistency) {}
+                            pipelining pipeline = pipelining::off, aggregation aggregate = aggregation::automatic)
+      : plan_(initial_plan(servers, compression, pipeline)), aggregate_(aggregate), server_(consistency) {}
   /// Every rank works and serves one shard (`colocated`).
   explicit parameter_server(colocated_servers, Consistency consistency,
                             compression::format compression = compression::format::none,
-                            pipelining pipeline = pipelining::off)
-      : plan_(initial_plan(0, compression, pipeline)), colocated_(true), server_(consistency) {}
+                            pipelining pipeline = pipelining::off, aggregation aggregate = aggregation::automatic)
+      : plan_(initial_plan(0, compression, pipeline)), colocated_(true), aggregate_(aggregate), server_(consistency) {}
   /// With the Consistency's default, where it has one: a bound taken at run time (`backups{b}`,
   /// `bounded{k}`) must be passed, and the stage is then not default constructible (as an
   /// `alternate` or `switch_to` that holds it asks).
@@ -142,8 +157,23 @@ class parameter_server {
     return switchyard::detail::str(name(), "[", compression::name(plan_.compression), "]");
   }
   /// How many ranks serve: as constructed, or with `colocated` servers 0 until `setup` and then
-  /// every rank.
+  /// every rank (aggregating by node: every node's local rank 0).
   [[nodiscard]] std::size_t servers() const noexcept { return plan_.servers; }
+  /// Whose gradients a push carries, as asked (`aggregation::automatic` decides at `setup`).
+  [[nodiscard]] aggregation aggregate() const noexcept { return aggregate_; }
+  /// Whether the workers of a node sum their gradients before one push: what `setup` decided.
+  [[nodiscard]] bool aggregates_by_node() const noexcept { return by_node_; }
+  /// Aggregating by node, the straggler figures compare nodes (`traits::compares_nodes`): a node
+  /// pushes once, after its slowest worker, so a slow node counts once, not once per worker.
+  [[nodiscard]] bool compares_nodes() const noexcept { return by_node_; }
+  /// Whether `setup` over `t` will aggregate by node: `aggregation::node`, or `automatic` over a
+  /// hierarchical topology when neither pipelining nor backup workers are asked.
+  template <class Transport>
+  [[nodiscard]] bool aggregates_by_node(const Transport& t) const {
+    if (aggregate_ == aggregation::node) return true;
+    return aggregate_ == aggregation::automatic && transport::topology_of(t).hierarchical() && !pipelined() &&
+           !consistency::has_backups<Consistency>;
+  }
   /// Whether every rank serves, on a thread beside its worker.
   [[nodiscard]] bool colocated() const noexcept { return colocated_; }
   [[nodiscard]] const Consistency& consistency() const noexcept { return server_.consistency(); }
@@ -161,11 +191,13 @@ class parameter_server {
   }
 
   /// The batches one server update trains: one per worker when synchronous, W - B with B backup
-  /// workers (at least one), else one.
+  /// workers (at least one), else one (aggregating by node: the workers per node, rounded down).
   template <class Transport>
   [[nodiscard]] std::size_t batches_per_update(const Transport& t) const {
     if constexpr (consistency::has_backups<Consistency>) return server_.quorum(worker_count(t));
-    return consistency::is_synchronous<Consistency> ? worker_count(t) : 1;
+    if (consistency::is_synchronous<Consistency>) return worker_count(t);
+    if (!aggregates_by_node(t)) return 1;
+    return std::max<std::size_t>(1, worker_count(t) / static_cast<std::size_t>(transport::topology_of(t).nodes));
   }
 
   template <class Transport>
@@ -280,9 +312,36 @@ class parameter_server {
   // A co-located server: starts this part's serving thread, unless it runs already.
   template <class Transport, class Optimizer>
   void start_serving(Transport& t, Optimizer& optimizer);
+  // The exchange with the servers over `pt`, the ranks that push and serve: the whole group, or
+  // aggregating by node, the nodes' local ranks 0 and the servers.
+  template <class Transport, class Model, class Optimizer>
+  void setup_exchange(Transport& pt, Model& model, Optimizer& optimizer);
+  template <class Transport>
+  void begin_exchange(Transport& pt, std::size_t batches);
+  template <class Transport, class T>
+  step_outcome step_exchange(Transport& pt, std::span<T> parameters, std::span<const T> gradients,
+                             double started);
+  template <class Transport, class Model, class Optimizer>
+  void end_exchange(Transport& pt, Model& model, Optimizer& optimizer);
+  // This rank's index among the workers of `pt`, if it pushes.
+  template <class Transport>
+  [[nodiscard]] std::optional<std::size_t> pushing_index(const Transport& pt) const {
+    const auto rank = static_cast<std::size_t>(pt.rank());
+    if (rank < plan_.workers) return rank;
+    return std::nullopt;
+  }
+  // Aggregating by node: the groups `setup` split.
+  template <class Transport>
+  [[nodiscard]] detail::ps_node_layout<Transport>& layout() const {
+    return std::any_cast<detail::ps_node_layout<Transport>&>(layout_);
+  }
 
   detail::ps_plan plan_;
   bool colocated_ = false;
+  aggregation aggregate_ = aggregation::automatic;
+  bool by_node_ = false;      // what setup decided
+  mutable std::any layout_;   // aggregating by node: the ps_node_layout of the transport
+  detail::ps_node_exchange node_;
   std::size_t part_batches_ = 0;  // the batches of this part of the epoch, all workers together
   ps_statistics stats_;
   detail::ps_residuals residuals_;
@@ -327,6 +386,13 @@ void parameter_server<Consistency>::check_setup(const Transport& t) const {
         "parameter_server on rank ", t.rank(), ": ", compression::name(plan_.compression),
         " compression encodes float parameters; this model's are ", sizeof(Value) * 8, "-bit"));
   }
+  if (aggregate_ == aggregation::node && (pipelined() || consistency::has_backups<Consistency>)) {
+    switchyard::detail::raise<usage_error>(switchyard::detail::str(
+        "parameter_server on rank ", t.rank(), ": aggregation::node sums a node's gradients before one push, which ",
+        pipelined() ? "a pipelined worker's exchange (pipelining::one_ahead)"
+                    : "backup workers (which drop a late push whole, a node's at a time)",
+        " does not support: use aggregation::rank (or automatic, which falls back to it)"));
+  }
   if (consistency::has_backups<Consistency> && pipelined()) {
     switchyard::detail::raise<usage_error>(switchyard::detail::str(
         "parameter_server on rank ", t.rank(), ": backup workers drop every gradient computed on parameters older "
@@ -346,16 +412,44 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   serving_.stop();
   const auto ranks = static_cast<std::size_t>(t.size());
   plan_.arena = as_span(model.parameters()).size();
-  if (colocated_) plan_.servers = ranks;
+  by_node_ = aggregates_by_node(t);
+  if (colocated_) plan_.servers = by_node_ ? static_cast<std::size_t>(transport::topology_of(t).nodes) : ranks;
   check_setup<Transport, value>(t);
+  plan_.weights.clear();
+  plan_.first_batches.clear();
+  server_.coordinator().hand_out_blocks({});
+  layout_.reset();
+  collective::broadcast(t, as_span(model.parameters()), 0);
+  if (!by_node_) {
+    setup_exchange(t, model, optimizer);
+    return;
+  }
+  detail::ps_node_layout<Transport> groups = detail::split_by_node(t, worker_count(t));
+  const bool works = worker_index(t).has_value();
+  node_.template setup<value>(plan_.arena, groups.node.size(), works && groups.node.rank() == 0);
+  if (groups.member) {
+    plan_.weights = groups.sizes;
+    plan_.first_batches = groups.first_ranks;
+    server_.coordinator().hand_out_blocks(groups.sizes);
+    setup_exchange(groups.members, model, optimizer);
+  } else {
+    residuals_.restore(t.rank(), plan_.arena, 0, std::nullopt, worker_.feedback());  // forgets them
+  }
+  layout_ = std::move(groups);
+}
+
+template <class Consistency>
+template <class Transport, class Model, class Optimizer>
+void parameter_server<Consistency>::setup_exchange(Transport& pt, Model& model, Optimizer& optimizer) {
+  using value = typename Optimizer::value_type;
+  const auto ranks = static_cast<std::size_t>(pt.size());
   plan_.workers = colocated_ ? ranks : ranks - plan_.servers;
   plan_.first_server = colocated_ ? 0 : plan_.workers;
   worker_.feedback().reset();
   // A resumed run: each worker continues from its residual in the checkpoint.
-  residuals_.restore(t.rank(), plan_.arena, plan_.workers, worker_index(t), worker_.feedback());
-  collective::broadcast(t, as_span(model.parameters()), 0);
-  worker_.template setup<value>(plan_, worker_index(t).has_value());
-  const std::optional<std::size_t> served = plan_.served_shard(static_cast<std::size_t>(t.rank()));
+  residuals_.restore(pt.rank(), plan_.arena, plan_.workers, pushing_index(pt), worker_.feedback());
+  worker_.template setup<value>(plan_, pushing_index(pt).has_value());
+  const std::optional<std::size_t> served = plan_.served_shard(static_cast<std::size_t>(pt.rank()));
   if (!served) return;
   const block mine = plan_.shard(*served);
   optimizer.import_state(optimizer.export_state().slice(mine.offset, mine.size));
@@ -370,12 +464,24 @@ void parameter_server<Consistency>::begin_epoch(Transport& t, std::size_t batche
   worker_.drop_exchange();
   serving_.stop();
   part_batches_ = batches;
+  residuals_.clear();  // the last checkpoint's, gathered on rank 0, are written by now
+  if (!by_node_) {
+    begin_exchange(t, batches);
+    return;
+  }
+  node_.begin_part();
+  detail::ps_node_layout<Transport>& groups = layout<Transport>();
+  if (groups.member) begin_exchange(groups.members, batches);
+}
+
+template <class Consistency>
+template <class Transport>
+void parameter_server<Consistency>::begin_exchange(Transport& pt, std::size_t batches) {
   // Worker w starts the epoch with batch w (and w + W, pipelined); the rest are handed out with
   // the replies.
   server_.coordinator().begin_epoch(batches, plan_.workers, pipelined() ? 2 : 1);
-  residuals_.clear();  // the last checkpoint's, gathered on rank 0, are written by now
   worker_.begin_part();
-  if (!plan_.served_shard(static_cast<std::size_t>(t.rank()))) return;
+  if (!plan_.served_shard(static_cast<std::size_t>(pt.rank()))) return;
   server_.begin_part(plan_, batches);
 }
 
@@ -383,21 +489,46 @@ template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Optimizer& optimizer) {
   using value = typename Optimizer::value_type;
-  if (colocated_) start_serving(t, optimizer);
   const double started = transport::seconds_now(t);
   const std::span<value> parameters = as_span(model.parameters());
+  const std::span<const value> gradients(as_span(model.gradients()));
+  if (!by_node_) {
+    if (colocated_) start_serving(t, optimizer);
+    return step_exchange(t, parameters, gradients, started);
+  }
+  detail::ps_node_layout<Transport>& groups = layout<Transport>();
+  if (!groups.member) {
+    // A worker of a node other than its local rank 0: the node's exchange is local rank 0's.
+    const std::optional<std::size_t> next =
+        node_.exchange(groups.node, gradients, parameters, started, hands_out_batches());
+    stats_.worker_wait_seconds += transport::seconds_now(t) - started;
+    return step_outcome{gradients.size_bytes(), hands_out_batches() ? next : std::nullopt};
+  }
+  if (colocated_) start_serving(groups.members, optimizer);
+  const double slowest = node_.gather(groups.node, gradients);
+  worker_.report_at_least(std::max(slowest, 0.0));
+  const step_outcome outcome = step_exchange(groups.members, parameters, node_.template sum<value>(), started);
+  node_.scatter(groups.node, std::span<const value>(parameters), outcome.next_batch, part_batches_,
+                hands_out_batches());
+  return outcome;
+}
+
+template <class Consistency>
+template <class Transport, class T>
+step_outcome parameter_server<Consistency>::step_exchange(Transport& pt, std::span<T> parameters,
+                                                          std::span<const T> gradients,
+                                                          double started) {
   std::optional<std::size_t> next;
   if (pipelined() && worker_.in_flight()) {
-    next = finish_exchange(t, parameters);  // the last step's, while this step's gradient was computed
+    next = finish_exchange(pt, parameters);  // the last step's, while this step's gradient was computed
   } else if (pipelined() && hands_out_batches()) {
     // The part's first step: the worker's second batch was handed out with its first.
-    const std::size_t second = static_cast<std::size_t>(t.rank()) + plan_.workers;
+    const std::size_t second = static_cast<std::size_t>(pt.rank()) + plan_.workers;
     if (second < part_batches_) next = second;
   }
-  const std::size_t bytes =
-      worker_.post_exchange(t, plan_, parameters, std::span<const value>(as_span(model.gradients())), started);
-  if (!pipelined()) next = finish_exchange(t, parameters);
-  const double ended = transport::seconds_now(t);
+  const std::size_t bytes = worker_.post_exchange(pt, plan_, parameters, gradients, started);
+  if (!pipelined()) next = finish_exchange(pt, parameters);
+  const double ended = transport::seconds_now(pt);
   worker_.mark_step_end(ended);
   stats_.worker_wait_seconds += ended - started;
   stats_.bytes_pushed += bytes;
@@ -408,8 +539,16 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::serve(Transport& t, Model& model, Optimizer& optimizer) {
-  const block mine = plan_.shard(static_cast<std::size_t>(t.rank()) - plan_.first_server);
-  server_.serve(t, plan_, as_span(model.parameters()).subspan(mine.offset, mine.size), optimizer, stats_, serving_);
+  const auto serve_over = [&](auto& pt) {
+    const block mine = plan_.shard(static_cast<std::size_t>(pt.rank()) - plan_.first_server);
+    server_.serve(pt, plan_, as_span(model.parameters()).subspan(mine.offset, mine.size), optimizer, stats_,
+                  serving_);
+  };
+  if (by_node_) {
+    serve_over(layout<Transport>().members);
+  } else {
+    serve_over(t);
+  }
 }
 
 template <class Consistency>
@@ -436,8 +575,16 @@ template <class Consistency>
 template <class Transport>
 void parameter_server<Consistency>::prepare_checkpoint(Transport& t) {
   residuals_.clear();
-  if (!compressed() || plan_.workers == 0 || !worker_index(t)) return;  // workers is 0 before setup
-  residuals_.gather(t, worker_.feedback().residual(), plan_.arena, plan_.workers);
+  if (!compressed()) return;
+  if (!by_node_) {
+    if (plan_.workers == 0 || !worker_index(t)) return;  // workers is 0 before setup
+    residuals_.gather(t, worker_.feedback().residual(), plan_.arena, plan_.workers);
+    return;
+  }
+  // Aggregating by node, the nodes' local ranks 0 push, and hold the residuals.
+  detail::ps_node_layout<Transport>& groups = layout<Transport>();
+  if (!groups.member || !pushing_index(groups.members)) return;
+  residuals_.gather(groups.members, worker_.feedback().residual(), plan_.arena, plan_.workers);
 }
 
 template <class Consistency>
@@ -445,46 +592,76 @@ template <class Transport, class Optimizer>
 optim::optimizer_state<typename Optimizer::value_type> parameter_server<Consistency>::assembled_state(
     Transport& t, const Optimizer& optimizer) const {
   using value = typename Optimizer::value_type;
-  return assemble_sharded_state(t, optim::optimizer_state<value>(optimizer.export_state()), plan_.arena,
-                                plan_.servers);
+  optim::optimizer_state<value> own(optimizer.export_state());
+  if (!by_node_) return assemble_sharded_state(t, own, plan_.arena, plan_.servers);
+  detail::ps_node_layout<Transport>& groups = layout<Transport>();
+  optim::optimizer_state<value> whole =
+      groups.member ? assemble_sharded_state(groups.members, own, plan_.arena, plan_.servers) : std::move(own);
+  // The node's other workers take the state from its local rank 0.
+  std::array<std::uint64_t, 2> counters{whole.step, whole.clock};
+  collective::broadcast(groups.node, counters, 0);
+  whole.step = counters[0];
+  whole.clock = counters[1];
+  whole.size = plan_.arena;
+  for (std::vector<value>& slot : whole.slots) {
+    slot.resize(plan_.arena);
+    collective::broadcast(groups.node, slot, 0);
+  }
+  return whole;
 }
 
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
 void parameter_server<Consistency>::end_epoch(Transport& t, Model& model, Optimizer& optimizer) {
+  if (!by_node_) {
+    end_exchange(t, model, optimizer);
+    return;
+  }
+  detail::ps_node_layout<Transport>& groups = layout<Transport>();
+  const bool works = worker_index(t).has_value();
+  if (works && !groups.member) node_.done(groups.node);
+  if (works && groups.member) node_.collect_done(groups.node);
+  if (groups.member) end_exchange(groups.members, model, optimizer);
+  // Every worker of the node gets the parameters its local rank 0 received.
+  if (works) collective::broadcast(groups.node, as_span(model.parameters()), 0);
+}
+
+template <class Consistency>
+template <class Transport, class Model, class Optimizer>
+void parameter_server<Consistency>::end_exchange(Transport& pt, Model& model, Optimizer& optimizer) {
   using value = typename Optimizer::value_type;
-  if (colocated_) start_serving(t, optimizer);  // a worker without a batch this part serves all the same
+  if (colocated_) start_serving(pt, optimizer);  // a worker without a batch this part serves all the same
   const std::span<value> parameters = as_span(model.parameters());
   if (worker_.in_flight()) {
     // Server 0 hands nothing out once it has handed out nothing, so the batch is none.
-    const double started = transport::seconds_now(t);
-    [[maybe_unused]] const std::optional<std::size_t> none = finish_exchange(t, parameters);
-    stats_.worker_wait_seconds += transport::seconds_now(t) - started;
+    const double started = transport::seconds_now(pt);
+    [[maybe_unused]] const std::optional<std::size_t> none = finish_exchange(pt, parameters);
+    stats_.worker_wait_seconds += transport::seconds_now(pt) - started;
   }
-  if (worker_index(t)) {
+  if (pushing_index(pt)) {
     // In the pushes' element type: the servers receive every message of that tag as one. A
     // co-located rank tells its own server last, posted: if that server failed, the join below
     // reports why instead of a send that no one takes.
     for (std::size_t s = 0; s < plan_.servers; ++s) {
-      if (colocated_ && plan_.server_rank(s) == t.rank()) continue;
+      if (colocated_ && plan_.server_rank(s) == pt.rank()) continue;
       if (compressed()) {
-        t.send(std::span<const std::uint16_t>(), plan_.server_rank(s), detail::ps_tags::push);
+        pt.send(std::span<const std::uint16_t>(), plan_.server_rank(s), detail::ps_tags::push);
       } else {
-        t.send(std::span<const value>(), plan_.server_rank(s), detail::ps_tags::push);
+        pt.send(std::span<const value>(), plan_.server_rank(s), detail::ps_tags::push);
       }
     }
   }
   if (colocated_) {
     const std::shared_ptr<void> done =
-        detail::post_empty<value>(t, compressed(), t.rank(), detail::ps_tags::push);
+        detail::post_empty<value>(pt, compressed(), pt.rank(), detail::ps_tags::push);
     serving_.join();
     const std::span<const value> served = server_.template served_parameters<value>();
-    const block mine = plan_.shard(*plan_.served_shard(static_cast<std::size_t>(t.rank())));
+    const block mine = plan_.shard(*plan_.served_shard(static_cast<std::size_t>(pt.rank())));
     std::copy(served.begin(), served.end(), parameters.begin() + static_cast<std::ptrdiff_t>(mine.offset));
   }
   for (std::size_t s = 0; s < plan_.servers; ++s) {
     const block b = plan_.shard(s);
-    collective::broadcast(t, parameters.subspan(b.offset, b.size), plan_.server_rank(s));
+    collective::broadcast(pt, parameters.subspan(b.offset, b.size), plan_.server_rank(s));
   }
 }
 

@@ -33,6 +33,7 @@
 /// | `replicated` | `replicated() const -> bool` | false (`all_reduce`: true, every rank holds the same model and optimizer state after every step) | `hand_over`'s default; the switches (checked replicas) |
 /// | `batches_per_update` | `batches_per_update(const T&) const -> std::size_t` | `worker_count(t)` (an asynchronous parameter server: 1) | `setup` (the schedule's stride); the switches (`switch_options::rescale_for_batch`) |
 /// | `hands_out_batches` | `hands_out_batches() const -> bool` | false: worker w trains batches w, w + W, w + 2W, ...; true: `step_outcome::next_batch` names the next | the trainer, each epoch |
+/// | `compares_nodes` | `compares_nodes() const -> bool` | false: the straggler figures compare workers; true: nodes, each as slow as its slowest worker (a parameter server that aggregates by node) | the trainer (epoch records), the switches' samples |
 /// | `setup` | `setup(T&, M&, O&)` | `replicate_training_state`: rank 0's parameters and optimizer state on every rank | the trainer, once; the switches, on the stage they enter |
 /// | `forward_backward` | `forward_backward(T&, M&, const B&) -> double` | `m.forward_backward(batch)` (`all_reduce` with `exchange::buckets` or `overlapped` closes buckets during the pass; overlapped, it reduces them there) | the trainer, each worker step before `step` |
 /// | `begin_epoch` | `begin_epoch(T&, std::size_t batches)` | nothing | the trainer, before each part of an epoch |
@@ -136,6 +137,25 @@ template <class Strategy>
     static_assert(requires(Strategy& s) { s.replicated(); } || !detail::has_member_replicated<Strategy>,
                   "the strategy has a member `replicated` that cannot be called as `replicated() const -> bool`: "
                   "give it that signature or another name (the protocol: strategy/traits.hpp)");
+    return false;
+  }
+}
+
+/// Whether the straggler figures compare nodes, each as slow as its slowest worker, rather than
+/// workers (a node-aware parameter server, whose node waits for its slowest worker before its one
+/// push): its `compares_nodes()`, else false.
+template <class Strategy>
+[[nodiscard]] bool compares_nodes(const Strategy& strategy) {
+  if constexpr (requires { strategy.compares_nodes(); }) {
+    static_assert(std::convertible_to<decltype(strategy.compares_nodes()), bool>,
+                  "a strategy's compares_nodes() must return bool");
+    return static_cast<bool>(strategy.compares_nodes());
+  } else {
+    static_assert(!requires(Strategy& s) { s.compares_nodes(); },
+                  "a strategy's compares_nodes() must be a const member function");
+    static_assert(requires(Strategy& s) { s.compares_nodes(); } || !detail::has_member_compares_nodes<Strategy>,
+                  "the strategy has a member `compares_nodes` that cannot be called as `compares_nodes() const -> "
+                  "bool`: give it that signature or another name (the protocol: strategy/traits.hpp)");
     return false;
   }
 }

@@ -22,6 +22,7 @@
 #include <switchyard/core/history.hpp>
 #include <switchyard/train/training_state.hpp>
 #include <switchyard/transport/concurrency.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
@@ -49,11 +50,15 @@ namespace switchyard::detail {
 
 /// Fills the epoch record's time breakdown from every rank's (compute seconds, exchange seconds,
 /// steps), three values per rank in rank order. Only ranks that trained a step count: a server's
-/// zeros would lower the means and the least exchange time.
-inline void add_time_breakdown(train::epoch_record& record, std::span<const double> per_rank) {
+/// zeros would lower the means and the least exchange time. With `groups` (one value per rank, its
+/// node, when the strategy compares nodes), the compute times per step compare groups, each as
+/// slow as its slowest rank.
+inline void add_time_breakdown(train::epoch_record& record, std::span<const double> per_rank,
+                               std::span<const double> groups = {}) {
   double compute = 0.0, exchange = 0.0, workers = 0.0;
   double slowest_compute = 0.0, least_exchange = std::numeric_limits<double>::infinity();
   std::vector<double> step_compute;
+  std::vector<double> seen;  // the groups of step_compute's entries
   for (std::size_t r = 0; r + 2 < per_rank.size(); r += 3) {
     const double steps = per_rank[r + 2];
     if (steps <= 0.0) continue;
@@ -62,7 +67,20 @@ inline void add_time_breakdown(train::epoch_record& record, std::span<const doub
     exchange += per_rank[r + 1];
     slowest_compute = std::max(slowest_compute, per_rank[r]);
     least_exchange = std::min(least_exchange, per_rank[r + 1]);
-    step_compute.push_back(per_rank[r] / steps);
+    const double per_step = per_rank[r] / steps;
+    if (groups.empty()) {
+      step_compute.push_back(per_step);
+      continue;
+    }
+    const double group = groups[r / 3];
+    const auto at = std::find(seen.begin(), seen.end(), group);
+    if (at == seen.end()) {
+      seen.push_back(group);
+      step_compute.push_back(per_step);
+    } else {
+      double& slowest = step_compute[static_cast<std::size_t>(at - seen.begin())];
+      slowest = std::max(slowest, per_step);
+    }
   }
   if (step_compute.empty()) return;
   record.compute_seconds = compute / workers;
@@ -239,6 +257,7 @@ class trainer {
   std::vector<std::function<void(const training_state<parameter_type>&)>> checkpoint_callbacks_;
   std::optional<training_state<parameter_type>> resumed_;
   std::vector<double> per_rank_;  // agree()'s buffer: every rank's compute and exchange seconds and steps
+  std::vector<double> node_of_;   // agree()'s buffer: every rank's node, when the strategy compares nodes
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -377,6 +396,13 @@ epoch_record trainer<Model, Optimizer, Strategy>::agree(Transport& t, std::size_
   const std::array<double, 3> mine{totals.compute_seconds, totals.exchange_seconds, static_cast<double>(totals.steps)};
   per_rank_.assign(3 * static_cast<std::size_t>(t.size()), 0.0);
   collective::allgather(t, mine, per_rank_);
+  // A strategy that compares nodes: each rank's node, so that a slow node counts once.
+  const bool by_node = strategy::traits::compares_nodes(strategy_);
+  if (by_node) {
+    const std::array<double, 1> node{static_cast<double>(transport::topology_of(t).node)};
+    node_of_.assign(static_cast<std::size_t>(t.size()), 0.0);
+    collective::allgather(t, node, node_of_);
+  }
   epoch_record record;
   record.epoch = epoch;
   record.stage = totals.stage;
@@ -389,7 +415,7 @@ epoch_record trainer<Model, Optimizer, Strategy>::agree(Transport& t, std::size_
   record.samples = record.steps * options_.batch_size;
   record.samples_per_second = slowest[0] > 0 ? static_cast<double>(record.samples) / slowest[0] : 0.0;
   record.bytes_sent = static_cast<std::uint64_t>(sums[2]);
-  detail::add_time_breakdown(record, per_rank_);
+  detail::add_time_breakdown(record, per_rank_, by_node ? std::span<const double>(node_of_) : std::span<const double>());
   return record;
 }
 

@@ -36,6 +36,25 @@ TEST_CASE("ps.coordinator.hand_out: after the workers' first batches, each batch
   CHECK(drain(c) == std::vector<std::size_t>{2, 3, 4});
 }
 
+TEST_CASE("ps.coordinator.blocks: a node's request takes a block of its workers' batches") {
+  batch_coordinator c;
+  // Nodes of 3, 1 and 2 workers: batches 0 to 5 are the workers' first.
+  c.hand_out_blocks({3, 1, 2});
+  c.begin_epoch(14, 3);
+  CHECK(c.next(0) == 6);   // 6, 7, 8
+  CHECK(c.next(1) == 9);   // 9
+  CHECK(c.next(2) == 10);  // 10, 11
+  CHECK(c.next(0) == 12);  // 12, 13: what is left
+  CHECK(c.next(1) == std::nullopt);
+  // Fewer batches than workers: nothing to hand out.
+  c.begin_epoch(5, 3);
+  CHECK(c.next(2) == std::nullopt);
+  // Without blocks, one batch per request again.
+  c.hand_out_blocks({});
+  c.begin_epoch(5, 3);
+  CHECK(drain(c) == std::vector<std::size_t>{3, 4});
+}
+
 TEST_CASE("ps.coordinator.few_batches: fewer batches than workers leave nothing to hand out") {
   batch_coordinator c;
   c.begin_epoch(2, 3);

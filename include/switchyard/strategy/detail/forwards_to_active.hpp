@@ -39,6 +39,9 @@ class forwards_to_active {
   [[nodiscard]] bool hands_out_batches() const {
     return self().active([](const auto& s) { return traits::hands_out_batches(s); });
   }
+  [[nodiscard]] bool compares_nodes() const {
+    return self().active([](const auto& s) { return traits::compares_nodes(s); });
+  }
   template <class Transport, class Model, class Optimizer>
   void serve(Transport& t, Model& m, Optimizer& o) {
     self().active([&](auto& s) { traits::serve(s, t, m, o); });

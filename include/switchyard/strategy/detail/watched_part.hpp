@@ -6,6 +6,7 @@
 #include <switchyard/strategy/detail/compute_sampler.hpp>
 #include <switchyard/strategy/policy.hpp>
 #include <switchyard/strategy/traits.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/trigger/trigger.hpp>
 
 #include <cstdint>
@@ -32,7 +33,10 @@ class watched_part {
     if (!traits::hands_out_batches(stage)) {
       ++steps_;
       trigger::progress p{before + steps_ * traits::worker_count(stage, t)};
-      if (sampled) p.sample = sampler_.step_ended(t, trigger::sample_every(when));
+      if (sampled) {
+        const int group = traits::compares_nodes(stage) ? transport::topology_of(t).node : t.rank();
+        p.sample = sampler_.step_ended(t, trigger::sample_every(when), group);
+      }
       if (!stopping_ && static_cast<bool>(when.fire_at(p))) {
         stopping_ = true;
         outcome.last = true;

@@ -45,13 +45,24 @@ class batch_coordinator {
   /// (worker w holds w and w + workers); forgets where the last epoch stopped.
   void begin_epoch(std::size_t batches, std::size_t workers, std::size_t ahead = 1) {
     batches_ = batches;
-    next_ = std::min(workers * ahead, batches);
+    std::size_t starting = workers;
+    if (!blocks_.empty()) {
+      starting = 0;
+      for (const std::size_t b : blocks_) starting += b;
+    }
+    next_ = std::min(starting * ahead, batches);
     stopped_after_.reset();
     requests_ = 0;
     timing_.assign(workers, worker_timing{});
   }
 
   void stop_when(stop_rule rule) { rule_ = std::move(rule); }
+
+  /// Node aggregation: worker w stands for `sizes[w]` workers (its node's), which start the epoch
+  /// with one batch each (the `begin_epoch` workers are then the nodes), and each of its requests
+  /// takes a block of `sizes[w]` consecutive batches, or what is left: `next` returns the block's
+  /// first. Empty (the default): one batch per request.
+  void hand_out_blocks(std::vector<std::size_t> sizes) { blocks_ = std::move(sizes); }
 
   /// The batch to hand out now to `worker`, which asks for one, or empty when the epoch's batches
   /// are all handed out or the rule stopped the hand-out. `compute_seconds`: when the rule
@@ -67,7 +78,10 @@ class batch_coordinator {
       stopped_after_ = next_;
     }
     if (stopped_after_ || next_ >= batches_) return std::nullopt;
-    return next_++;
+    const std::size_t first = next_;
+    const std::size_t block = worker < blocks_.size() ? std::max<std::size_t>(blocks_[worker], 1) : 1;
+    next_ = std::min(next_ + block, batches_);
+    return first;
   }
 
   /// After the rule stopped this epoch's hand-out: the batches handed out by then.
@@ -116,6 +130,7 @@ class batch_coordinator {
   std::size_t requests_ = 0;  // this epoch's requests, for the samples
   std::vector<worker_timing> timing_;
   std::vector<double> per_step_;
+  std::vector<std::size_t> blocks_;  // node aggregation: the batches of each worker's request
 };
 
 }  // namespace switchyard::strategy

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <utility>
+#include <vector>
 
 namespace switchyard::strategy::detail {
 
@@ -24,6 +25,12 @@ struct ps_tags {
   static constexpr int compute = 31003;   ///< a worker's compute time per step, to server 0
   static constexpr int residual = 31004;  ///< a worker's error-feedback residual, to rank 0
   static constexpr int round = 31005;     ///< backup workers: the round of a worker's push
+  /// Node aggregation, inside a node: a worker's header (a gradient follows, or it is done; its
+  /// compute time), its gradient, the node's fresh parameters and the worker's next batch.
+  static constexpr int node_header = 31006;
+  static constexpr int node_gradient = 31007;
+  static constexpr int node_parameters = 31008;
+  static constexpr int node_assign = 31009;
 };
 
 /// @brief A parameter server's plan, the same on every rank: which ranks work, which rank serves
@@ -45,8 +52,19 @@ struct ps_plan {
   bool hands_out_batches = false;  ///< server 0 hands out the batches with its replies
   bool backups = false;            ///< backup workers: each push goes with its round
   bool sampling = false;           ///< the stop rule samples: workers report their compute times
+  /// Node aggregation: for each worker (a node's local rank 0), the workers whose gradients its push
+  /// sums (its node's), and the first batch of a part it trains (its rank in the whole group).
+  /// Empty: every push is one worker's, and worker w starts with batch w.
+  std::vector<std::size_t> weights{};
+  std::vector<std::size_t> first_batches{};
 
   [[nodiscard]] bool compressed() const noexcept { return compression != compression::format::none; }
+  /// The workers whose gradients worker `w`'s push sums.
+  [[nodiscard]] std::size_t weight(std::size_t w) const noexcept { return weights.empty() ? 1 : weights[w]; }
+  /// The first batch of a part worker `w` trains.
+  [[nodiscard]] std::size_t first_batch(std::size_t w) const noexcept {
+    return first_batches.empty() ? w : first_batches[w];
+  }
   /// The parameters server `s` owns.
   [[nodiscard]] block shard(std::size_t s) const noexcept { return block_of(arena, servers, s); }
   [[nodiscard]] int server_rank(std::size_t s) const noexcept { return static_cast<int>(first_server + s); }

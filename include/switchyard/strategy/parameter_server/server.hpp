@@ -151,14 +151,15 @@ class ps_server {
   // compression.
   template <class Session>
   transport::message_status receive_push(Session& s);
-  // Applies the push in the incoming buffer.
+  // Applies the push of `worker` in the incoming buffer: the mean of the gradients it sums.
   template <class Session>
-  void apply(Session& s);
+  void apply(Session& s, std::size_t worker);
   // Records how far ahead of the slowest live worker the worker's applied push is (its staleness).
   template <class Session>
   void record_lead(Session& s, std::size_t worker);
   // Synchronous, backups: the average of the gradients the server holds for this step, summed in
-  // worker order (runs repeat bit for bit), applied once; then each of their workers gets the new
+  // worker order (runs repeat bit for bit) and divided by the workers they sum (`ps_plan::weight`),
+  // applied once; then each of their workers gets the new
   // shard.
   template <class Session>
   void update_and_reply(Session& s);
@@ -256,7 +257,7 @@ void ps_server<Consistency>::setup(const ps_plan& plan, std::span<const T> shard
 template <class Consistency>
 void ps_server<Consistency>::begin_part(const ps_plan& plan, std::size_t batches) {
   std::fill(completed_.begin(), completed_.end(), 0);
-  for (std::size_t w = 0; w < plan.workers; ++w) active_[w] = w < batches;
+  for (std::size_t w = 0; w < plan.workers; ++w) active_[w] = plan.first_batch(w) < batches;
   // Every part starts at round 0, on every server and worker.
   server_round_ = 0;
   std::fill(accepted_.begin(), accepted_.end(), false);
@@ -321,6 +322,7 @@ bool ps_server<Consistency>::serve_until_done(Session& s, OnPush&& on_push, OnDo
           "parameter_server on rank ", s.t.rank(), ": worker ", worker, " pushed ", pushed.count,
           " gradient elements, the shard has ", shard_size));
     }
+    ++s.stats.pushes;
     const double busy = transport::seconds_now(s.t);
     on_push(worker);
     s.stats.server_busy_seconds += transport::seconds_now(s.t) - busy;
@@ -337,9 +339,9 @@ template <class Session>
 bool ps_server<Consistency>::serve_async(Session& s) {
   const auto on_push = [&](std::size_t worker) {
     record_lead(s, worker);
-    if (s.plan.pipelined) apply(s);
+    if (s.plan.pipelined) apply(s, worker);
     reply(s, worker, false);
-    if (!s.plan.pipelined) apply(s);
+    if (!s.plan.pipelined) apply(s, worker);
   };
   // No reply waits, so a worker's "done" releases none.
   return serve_until_done(s, on_push, [] {});
@@ -350,10 +352,10 @@ template <class Session>
 bool ps_server<Consistency>::serve_bounded(Session& s) {
   const auto on_push = [&](std::size_t worker) {
     record_lead(s, worker);
-    if (s.plan.pipelined) apply(s);  // in the order serve_async's comment gives
+    if (s.plan.pipelined) apply(s, worker);  // in the order serve_async's comment gives
     waiting_[worker] = true;
     release_waiting(s);
-    if (!s.plan.pipelined) apply(s);
+    if (!s.plan.pipelined) apply(s, worker);
   };
   // A worker done with the part may have been the slowest.
   return serve_until_done(s, on_push, [&] { release_waiting(s); });
@@ -433,9 +435,13 @@ transport::message_status ps_server<Consistency>::receive_push(Session& s) {
 
 template <class Consistency>
 template <class Session>
-void ps_server<Consistency>::apply(Session& s) {
+void ps_server<Consistency>::apply(Session& s, std::size_t worker) {
   using value = typename Session::value;
-  s.optimizer.step(s.parameters, std::span<const value>(buffers<value>().incoming));
+  std::vector<value>& incoming = buffers<value>().incoming;
+  if (const std::size_t weight = s.plan.weight(worker); weight != 1) {
+    for (value& g : incoming) g /= static_cast<value>(weight);
+  }
+  s.optimizer.step(s.parameters, std::span<const value>(incoming));
   ++s.stats.updates;
 }
 
@@ -454,8 +460,10 @@ void ps_server<Consistency>::update_and_reply(Session& s) {
   std::vector<value>& incoming = buffers<value>().incoming;
   const std::vector<std::vector<value>>& pending = buffers<value>().pending;
   bool first = true;
+  std::size_t summed = 0;  // the workers whose gradients the pushes held sum
   for (std::size_t w = 0; w < s.plan.workers; ++w) {
     if (!accepted_[w]) continue;
+    summed += s.plan.weight(w);
     if (first) {
       std::copy(pending[w].begin(), pending[w].end(), incoming.begin());
     } else {
@@ -463,7 +471,7 @@ void ps_server<Consistency>::update_and_reply(Session& s) {
     }
     first = false;
   }
-  for (value& g : incoming) g /= static_cast<value>(s.arrived);
+  for (value& g : incoming) g /= static_cast<value>(summed);
   s.optimizer.step(s.parameters, std::span<const value>(incoming));
   ++s.stats.updates;
   ++server_round_;

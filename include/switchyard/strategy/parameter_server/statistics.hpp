@@ -15,6 +15,7 @@ struct ps_statistics {
   std::vector<std::uint64_t> staleness = std::vector<std::uint64_t>(33, 0);
   std::uint64_t updates = 0;         ///< optimizer steps a server applied
   std::uint64_t dropped = 0;         ///< late gradients a server dropped (backup workers)
+  std::uint64_t pushes = 0;          ///< gradients a server received (with node aggregation, one per node)
   std::uint64_t bytes_pushed = 0;    ///< gradient bytes a worker sent
   std::uint64_t bytes_pulled = 0;    ///< parameter bytes a worker received
   double worker_wait_seconds = 0.0;  ///< a worker's time from its first push to its last pull

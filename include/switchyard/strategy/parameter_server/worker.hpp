@@ -115,6 +115,9 @@ class ps_worker {
   /// The end of a step, in seconds of the transport clock (`transport::seconds_now`), from which
   /// the next one's compute time is measured.
   void mark_step_end(double at) noexcept { step_end_ = at; }
+  /// Node aggregation: the next compute report is at least `seconds`, the slowest compute time of
+  /// the workers of the node whose gradients the next push sums (a slow node counts once).
+  void report_at_least(double seconds) noexcept { least_report_ = seconds; }
 
   /// Posts the compute report, the hand-out's receive, and a pull from and a push to every server
   /// (encoded under compression, from a copy when pipelined); returns the bytes pushed.
@@ -151,6 +154,7 @@ class ps_worker {
   // Backup workers: the round its next push belongs to, which it tells every server.
   std::int64_t round_ = 0;
   std::optional<double> step_end_;            // the end of its last step this part
+  double least_report_ = 0.0;                 // node aggregation: the node's slowest compute time this step
   // Last: destroyed first, before the buffers its requests use.
   exchange_requests requests_;
 };
@@ -206,7 +210,8 @@ std::size_t ps_worker::post(Transport& t, const ps_plan& plan, std::vector<Reque
   }
   // The compute time goes before the push: server 0 reads it when it answers the push.
   if (plan.sampling) {
-    report = step_end_ ? static_cast<T>(started - *step_end_) : T{-1};
+    report = step_end_ ? std::max(static_cast<T>(started - *step_end_), static_cast<T>(least_report_)) : T{-1};
+    least_report_ = 0.0;
     requests.push_back(t.isend(std::span<const T>(&report, 1), plan.server_rank(0), ps_tags::compute));
   }
   // With backup workers, each push goes with the round it belongs to, posted first: a server
