@@ -236,13 +236,20 @@ TEST_CASE("hybrid.errors: sizes that differ, tags and peers out of range, any ta
                                     "needs a tag for messages from another process", "any tag", failures);
     }
     // The last rank (on the last process) sends 3 elements to rank 0, which expects 4.
+    // The sender learns of it too when both share a process (one copy, made by whichever comes second).
+    const bool same_process = t.topology().nodes == 1;
     if (n > 1 && t.rank() == n - 1) {
       std::vector<float> three(3);
-      t.send(std::span<const float>(three), 0, 8);
+      if (same_process) {
+        expect_error<sy::transport_error>([&] { t.send(std::span<const float>(three), 0, 8); },
+                                          "has 3 elements but the receive", "size at the sender", failures);
+      } else {
+        t.send(std::span<const float>(three), 0, 8);
+      }
     }
     if (n > 1 && t.rank() == 0) {
       expect_error<sy::transport_error>([&] { t.recv(std::span<float>(four), n - 1, 8); },
-                                        "has 3 elements but the receive expects 4", "size", failures);
+                                        "has 3 elements but the receive", "size", failures);
     }
     t.barrier();
     return failures;
@@ -349,7 +356,14 @@ TEST_CASE("hybrid.train: all-reduce and a synchronous parameter server through t
     const std::vector<float> reference = sy::transport::run_inproc(
         ranks, [&](sy::transport::inproc& t) { return train(t, batch); }, same_shape())[0];
     const auto trained = sy::transport::run_hybrid(threads_per_process(), [&](hybrid& t) { return train(t, batch); });
-    for (const std::vector<float>& each : trained) CHECK(each == reference);
+    // On several nodes of several ranks both take the hierarchical all-reduce, to the bit; else the
+    // in-process transport takes its native one, which rounds in another order.
+    const bool hierarchical = processes() > 1 && threads_per_process() > 1;
+    for (const std::vector<float>& each : trained) {
+      CHECK(each == trained[0]);
+      if (hierarchical) CHECK(each == reference);
+      CHECK(fixtures::max_difference(each, reference) < 1e-6);
+    }
   }
   if (ranks >= 2) {
     using sync_server = sy::strategy::parameter_server<sy::strategy::consistency::sync>;
