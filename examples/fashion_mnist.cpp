@@ -4,6 +4,7 @@
 //   build/examples/fashion_mnist --model mlp --ranks 4 --epochs 15 --summary run.json
 //   build/examples/fashion_mnist --strategy ps --servers 1 --consistency bounded:2 --ranks 4 --straggler 2:3.0
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
+//   mpirun -n 2 --map-by node --bind-to none build/examples/fashion_mnist --threads-per-node 8
 //   build/examples/fashion_mnist --strategy adaptive --straggler 2:3.0 --straggler-ratio 1.5 --calm-ratio 1.2
 //   build/examples/fashion_mnist --simulate 64 --link 10Gbps --strategy allreduce --slow 3:0.25@20-60
 #include "fashion_mnist_runs.hpp"
@@ -80,11 +81,22 @@ int main(int argc, char** argv) {
   app.add_option("--second", c.second, "With --strategy switch: the second stage (the other one)")
       ->check(CLI::IsMember({"ps", "allreduce"}))
       ->capture_default_str();
+  app.add_option("--threads-per-node", c.threads_per_node,
+                 "Under mpirun: train with this many worker threads in each process, one process per node, threads "
+                 "talking in process and nodes over MPI (launch with --map-by node --bind-to none)");
+  app.add_flag("--oversubscribe-threads", c.oversubscribe_threads,
+               "Allow --threads-per-node above the cores this process may run on");
   app.add_option("--log", c.log, "Per-epoch log: CSV if the name ends in .csv, else JSON lines");
   app.add_option("--summary", c.summary, "Write a JSON summary of the run here");
   CLI11_PARSE(app, argc, argv);
+  try {
+    check_threads_per_node(c, launched_by_mpi(), available_cores());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+    return EXIT_FAILURE;
+  }
 
-  rank_world world(argc, argv, c.ranks, colocated_servers(c));
+  rank_world world(argc, argv, c.ranks, colocated_servers(c), c.threads_per_node);
   try {
     read_simulation_flags(app, c.simulation, true);
     if (c.simulation.on) world.simulate(c.simulation);

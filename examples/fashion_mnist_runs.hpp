@@ -17,6 +17,7 @@
 #include <switchyard/transport/faulty.hpp>
 #include <switchyard/transport/inproc.hpp>
 #if SWITCHYARD_HAS_MPI
+#include <switchyard/transport/hybrid.hpp>
 #include <switchyard/transport/mpi.hpp>
 #endif
 #include <switchyard/trigger/after_epochs.hpp>
@@ -28,12 +29,18 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -64,6 +71,8 @@ struct config {
   std::string exchange = "whole";    // the all-reduce stage's gradients: whole, buckets or overlapped
   std::size_t bucket_kb = 0;         // a bucket closes at this many KiB (0: one per layer)
   int ranks = 4;
+  int threads_per_node = -1;  // under mpirun: worker threads per process (transport::hybrid); -1: one rank per process
+  bool oversubscribe_threads = false;  // allow more threads per node than the process has cores
   std::size_t epochs = 15;
   std::size_t batch = 64;
   double lr = 1e-3;
@@ -492,6 +501,47 @@ inline void check_world(const config& c, int ranks) {
   if (c.train_limit != 0) check_data(c, ranks, c.train_limit);
 }
 
+/// The cores this process may run on: its CPU affinity (which mpirun's default binding narrows to
+/// one core or one socket), else the machine's hardware threads.
+inline int available_cores() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Whether an MPI launcher started this process (always false without the MPI part).
+inline bool launched_by_mpi() {
+#if SWITCHYARD_HAS_MPI
+  return sy::transport::mpi::launched();
+#else
+  return false;
+#endif
+}
+
+/// Refuses --threads-per-node 0, more threads than this process has cores unless
+/// --oversubscribe-threads, and threads per node outside an MPI job, before MPI starts.
+inline void check_threads_per_node(const config& c, bool launched_by_mpi, int cores) {
+  if (c.threads_per_node < 0) return;
+  if (c.threads_per_node < 1) {
+    throw sy::usage_error(
+        fmt::format("--threads-per-node {}: each node needs at least 1 worker thread", c.threads_per_node));
+  }
+  if (c.threads_per_node > cores && !c.oversubscribe_threads) {
+    throw sy::usage_error(fmt::format(
+        "--threads-per-node {} is more than the {} cores this process may run on (launch with mpirun --bind-to none "
+        "so that a process is not bound to one core, or pass --oversubscribe-threads to share the cores)",
+        c.threads_per_node, cores));
+  }
+  if (!launched_by_mpi) {
+    throw sy::usage_error(fmt::format("--threads-per-node {} runs one process per node under an MPI launcher (mpirun -n "
+                                      "NODES --map-by node --bind-to none ...); in one process, use --ranks",
+                                      c.threads_per_node));
+  }
+}
+
 inline sy::data::fashion_mnist load_data(const config& c) {
   sy::data::fashion_mnist data =
       c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
@@ -505,18 +555,21 @@ inline std::string examples_text(const config& c, const sy::data::fashion_mnist&
 }
 
 /// The ranks that train: the processes of the MPI job when an MPI launcher (mpirun, srun) started
-/// this process, the actors of a simulated cluster after `simulate`, else threads of this one.
-/// One per process, made after the command line is read: under MPI it initializes MPI, and every
-/// rank then calls `run` for the same runs.
+/// this process (with `threads_per_node`, that many threads of each process: transport::hybrid),
+/// the actors of a simulated cluster after `simulate`, else threads of this one. One per process,
+/// made after the command line is read: under MPI it initializes MPI, and every rank then calls
+/// `run` for the same runs.
 class rank_world {
  public:
-  /// `concurrent`: threads call MPI at the same time (co-located servers); otherwise one at a time,
-  /// as an overlapped all-reduce's communication thread does.
-  rank_world(int& argc, char**& argv, int inproc_ranks, bool concurrent) : inproc_ranks_(inproc_ranks) {
+  /// `concurrent`: threads call MPI at the same time (co-located servers, the hybrid transport);
+  /// otherwise one at a time, as an overlapped all-reduce's communication thread does.
+  rank_world(int& argc, char**& argv, int inproc_ranks, bool concurrent, int threads_per_node = 0)
+      : inproc_ranks_(inproc_ranks), threads_per_node_(threads_per_node) {
 #if SWITCHYARD_HAS_MPI
     if (sy::transport::mpi::launched()) {
       environment_.emplace(argc, argv,
-                           concurrent ? boost::mpi::threading::multiple : boost::mpi::threading::serialized);
+                           concurrent || threads_per_node > 0 ? boost::mpi::threading::multiple
+                                                              : boost::mpi::threading::serialized);
     }
 #else
     static_cast<void>(argc);
@@ -524,6 +577,9 @@ class rank_world {
     static_cast<void>(concurrent);
 #endif
   }
+
+  /// Whether each process runs several ranks as threads (transport::hybrid).
+  [[nodiscard]] bool hybrid() const noexcept { return under_mpi() && threads_per_node_ > 0; }
 
   [[nodiscard]] bool under_mpi() const noexcept {
 #if SWITCHYARD_HAS_MPI
@@ -573,7 +629,7 @@ class rank_world {
   [[nodiscard]] int size() const {
     if (simulated()) return simulated_ranks_;
 #if SWITCHYARD_HAS_MPI
-    if (under_mpi()) return boost::mpi::communicator{}.size();
+    if (under_mpi()) return boost::mpi::communicator{}.size() * (hybrid() ? threads_per_node_ : 1);
 #endif
     return inproc_ranks_;
   }
@@ -586,8 +642,9 @@ class rank_world {
     return 0;
   }
 
-  /// "4 MPI ranks", "4 in-process ranks" or "16 simulated ranks".
+  /// "4 MPI ranks", "4 in-process ranks", "16 simulated ranks" or "4 ranks: 2 processes x 2 threads".
   [[nodiscard]] std::string describe() const {
+    if (hybrid()) return fmt::format("{} ranks: {} processes x {} threads", size(), size() / threads_per_node_, threads_per_node_);
     return fmt::format("{} {} ranks", size(), under_mpi() ? "MPI" : simulated() ? "simulated" : "in-process");
   }
 
@@ -598,6 +655,11 @@ class rank_world {
     if (simulated()) return run_simulated_ranks(*simulation_, c, data);
 #endif
 #if SWITCHYARD_HAS_MPI
+    if (hybrid()) {
+      if (!hybrid_) hybrid_.emplace(threads_per_node_);
+      boost::mpi::communicator{}.barrier();
+      return hybrid_->run([&](sy::transport::hybrid& t) { return run_rank(t, c, data); }).front();
+    }
     if (under_mpi()) {
       if (!transport_) transport_.emplace();
       sy::collective::barrier(*transport_);
@@ -620,6 +682,7 @@ class rank_world {
 
  private:
   int inproc_ranks_;
+  int threads_per_node_;
   int simulated_ranks_ = 0;
 #if SWITCHYARD_HAS_SIMGRID
   std::optional<sy::transport::simulated_options> simulation_;
@@ -627,6 +690,7 @@ class rank_world {
 #if SWITCHYARD_HAS_MPI
   std::optional<sy::transport::mpi::environment> environment_;
   std::optional<sy::transport::mpi> transport_;
+  std::optional<sy::transport::hybrid_world> hybrid_;
 #endif
 };
 

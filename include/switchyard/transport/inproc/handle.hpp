@@ -58,6 +58,10 @@ class inproc {
   /// fewer elements than `data`, never more.
   template <arithmetic T>
   message_status recv_any(std::span<T> data, int tag);
+  /// The non-blocking `recv_any`: a receive from any rank of a message that may hold fewer
+  /// elements than `data`; its request's `status()` says how many it got.
+  template <arithmetic T>
+  [[nodiscard]] inproc_request irecv_any(std::span<T> data, int tag);
 
   void barrier();
   /// Collective over the group: ranks that pass the same `color` (>= 0) form a new group, ranked
@@ -120,11 +124,16 @@ inproc_request inproc::irecv(std::span<T> data, int source, int tag) {
 
 template <arithmetic T>
 message_status inproc::recv_any(std::span<T> data, int tag) {
-  detail::check_usable(*group_, rank_, "receive from any rank");
-  inproc_request r(group_, rank_, inproc_request::kind::recv, reinterpret_cast<std::byte*>(data.data()), nullptr,
-                   data.size_bytes(), sizeof(T), &detail::type_identity_tag<T>, any_source, tag, false);
+  inproc_request r = irecv_any(data, tag);
   r.wait();
   return r.status();
+}
+
+template <arithmetic T>
+inproc_request inproc::irecv_any(std::span<T> data, int tag) {
+  detail::check_usable(*group_, rank_, "receive from any rank");
+  return inproc_request(group_, rank_, inproc_request::kind::recv, reinterpret_cast<std::byte*>(data.data()), nullptr,
+                        data.size_bytes(), sizeof(T), &detail::type_identity_tag<T>, any_source, tag, false);
 }
 
 inline void inproc::barrier() { detail::barrier(*group_, rank_); }

@@ -49,6 +49,10 @@ class inproc_request {
   void wait();
   /// Whether the operation completed (throws as `wait` does if it failed).
   bool test();
+  /// Withdraws the operation if no peer has matched it yet, and says whether it did; once a peer
+  /// has matched it, it completes as usual. A receive that waits for one of several sources (the
+  /// hybrid transport's, whose other sources are MPI's) takes back its in-process half this way.
+  bool cancel_unmatched() noexcept { return op_ != nullptr && !finished() && cancel(); }
   /// What a completed receive got.
   [[nodiscard]] message_status status() const noexcept { return op_ ? op_->status : message_status{}; }
 
