@@ -116,6 +116,21 @@ inline simulated_world::simulated_world(simulated_options options) : options_(st
   if (options_.platform.file.empty()) ranks_ = options_.platform.hosts * options_.ranks_per_host;
 }
 
+namespace detail {
+
+// What each rank that did not finish waited for, "" when every rank finished.
+inline std::string unfinished_ranks(const sim_fabric& fabric) {
+  std::string stuck;
+  for (const auto& r : fabric.ranks) {
+    if (!r->finished) {
+      stuck += str(stuck.empty() ? "" : "; ", "rank ", r->world_rank, " waited for ", describe(r->waiting_for));
+    }
+  }
+  return stuck;
+}
+
+}  // namespace detail
+
 template <class F>
 auto simulated_world::run(F&& f) {
   namespace sg4 = simgrid::s4u;
@@ -200,12 +215,7 @@ auto simulated_world::run(F&& f) {
   simulated_seconds_ = sg4::Engine::get_clock() - start;
   fabric->ended = true;
   messages_ = fabric->messages;
-  std::string stuck;
-  for (const auto& r : fabric->ranks) {
-    if (!r->finished) {
-      stuck += detail::str(stuck.empty() ? "" : "; ", "rank ", r->world_rank, " waited for ", detail::describe(r->waiting_for));
-    }
-  }
+  const std::string stuck = detail::unfinished_ranks(*fabric);
   engine.reset();
   if (fabric->first_failure) std::rethrow_exception(fabric->first_failure);
   if (!stuck.empty()) {
