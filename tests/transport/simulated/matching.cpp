@@ -150,12 +150,14 @@ void exchange_in_order(simulated& t, bool early) {
   }
   for (auto& s : sends) s.wait();
   CHECK(seen.size() == static_cast<std::size_t>(2 * (n - 1)));
-  for (const auto& [from, got] : seen) {
-    CAPTURE(from.first);
-    CAPTURE(from.second);
+  for (const auto& entry : seen) {
+    const int source = entry.first.first;
+    const int tag = entry.first.second;
+    CAPTURE(source);
+    CAPTURE(tag);
     std::vector<int> want;
-    for (int v = from.second; v < per_peer; v += 2) want.push_back(v);
-    CHECK(got == want);
+    for (int v = tag; v < per_peer; v += 2) want.push_back(v);
+    CHECK(entry.second == want);
   }
 }
 

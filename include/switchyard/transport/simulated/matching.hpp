@@ -4,7 +4,8 @@
 // scanning the others. MPI's order holds: a receive takes the earliest message it accepts, a
 // message the earliest receive that accepts it, whichever index they sit in (every entry carries
 // its arrival or posting number). Receives from any source or with any tag are matched in order
-// of arrival, as before the index.
+// of arrival, as before the index. A key's queue stays once made (a rank meets few keys), so
+// that a message or receive costs no allocation once its key has been seen.
 #pragma once
 
 #include <switchyard/transport/transport.hpp>
@@ -49,7 +50,7 @@ class sim_matching {
   Message* take_message(const Receive& r) {
     if (r.source != any_source && r.tag != any_tag) {
       const auto bucket = messages_.find(match_key{r.group, r.source, r.tag});
-      if (bucket == messages_.end()) return nullptr;
+      if (bucket == messages_.end() || bucket->second.empty()) return nullptr;
       return pop_message(bucket);
     }
     for (const auto& [sequence, m] : arrivals_) {
@@ -66,7 +67,8 @@ class sim_matching {
   // The earliest posted receive that accepts `m`, taken out of the queue, or null.
   Receive* take_receive(const Message& m) {
     const auto bucket = receives_.find(match_key{m.group, m.source, m.tag});
-    const std::uint64_t exact = bucket == receives_.end() ? UINT64_MAX : bucket->second.front().sequence;
+    const bool none = bucket == receives_.end() || bucket->second.empty();
+    const std::uint64_t exact = none ? UINT64_MAX : bucket->second.front().sequence;
     for (auto it = wildcards_.begin(); it != wildcards_.end() && it->first < exact; ++it) {
       if (accepts(*it->second, m)) {
         Receive* r = it->second;
@@ -74,10 +76,9 @@ class sim_matching {
         return r;
       }
     }
-    if (bucket == receives_.end()) return nullptr;
+    if (none) return nullptr;
     Receive* r = bucket->second.front().item;
     bucket->second.pop_front();
-    if (bucket->second.empty()) receives_.erase(bucket);
     return r;
   }
   // Posts receive `r`, which no waiting message fitted.
@@ -98,7 +99,6 @@ class sim_matching {
     const auto bucket = receives_.find(match_key{r->group, r->source, r->tag});
     if (bucket == receives_.end()) return;
     std::erase_if(bucket->second, [r](const match_entry<Receive>& e) { return e.item == r; });
-    if (bucket->second.empty()) receives_.erase(bucket);
   }
   // Messages waiting for their receive, and receives posted.
   [[nodiscard]] std::size_t waiting_messages() const noexcept { return arrivals_.size(); }
@@ -115,7 +115,6 @@ class sim_matching {
   Message* pop_message(typename message_buckets::iterator bucket) {
     const match_entry<Message> first = bucket->second.front();
     bucket->second.pop_front();
-    if (bucket->second.empty()) messages_.erase(bucket);
     arrivals_.erase(first.sequence);
     return first.item;
   }
