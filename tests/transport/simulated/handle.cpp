@@ -16,10 +16,13 @@
 #include "../../common/simulated_quiet.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace sy = switchyard;
@@ -219,4 +222,75 @@ TEST_CASE("simulated.handle.compute: charged on the rank's host under calibrated
   CHECK_THROWS_WITH_AS(sy::transport::run_simulated(1, [](simulated& t) { t.compute(-1.0); }, quiet()),
                        doctest::Contains("rank 0: compute(-1): a simulated compute time must be finite and not negative"),
                        sy::usage_error);
+}
+
+namespace {
+
+// Every rank sends `per_peer` messages to every other one, tags alternating 0 and 1, values
+// counting up. The receiver takes them through two receives naming the source (any tag) per
+// peer, then n - 1 from any source per tag, then any source and tag for the rest: each sender's
+// values on each tag must come in order of the receives. `early`: the receives are posted before
+// the messages arrive; else the messages wait for them (posted after a barrier).
+void exchange_in_order(simulated& t, bool early) {
+  constexpr int per_peer = 6;
+  const int n = t.size();
+  struct slot {
+    std::vector<int> value = std::vector<int>(1);
+    sy::transport::simulated_request request;
+  };
+  std::vector<slot> slots(static_cast<std::size_t>(per_peer * (n - 1)));
+  std::vector<std::vector<int>> values;
+  values.reserve(slots.size());
+  std::vector<sy::transport::simulated_request> sends;
+  const auto post_receives = [&] {
+    std::size_t k = 0;
+    for (int p = 1; p < n; ++p) {
+      for (int j = 0; j < 2; ++j, ++k) slots[k].request = t.irecv(std::span<int>(slots[k].value), (t.rank() + p) % n, sy::transport::any_tag);
+    }
+    for (int tag = 0; tag < 2; ++tag) {
+      for (int p = 1; p < n; ++p, ++k) slots[k].request = t.irecv(std::span<int>(slots[k].value), sy::transport::any_source, tag);
+    }
+    for (; k < slots.size(); ++k) slots[k].request = t.irecv(std::span<int>(slots[k].value), sy::transport::any_source, sy::transport::any_tag);
+  };
+  if (early) post_receives();
+  for (int i = 0; i < per_peer; ++i) {
+    for (int p = 1; p < n; ++p) {
+      values.push_back({i});
+      sends.push_back(t.isend(std::span<const int>(values.back()), (t.rank() + p) % n, i % 2));
+    }
+  }
+  if (!early) {
+    for (auto& s : sends) s.wait();
+    t.barrier();
+    post_receives();
+  }
+  std::map<std::pair<int, int>, std::vector<int>> seen;  // (source, tag) -> values, in order of the receives
+  for (auto& s : slots) {
+    s.request.wait();
+    seen[{s.request.status().source, s.request.status().tag}].push_back(s.value[0]);
+  }
+  for (auto& s : sends) s.wait();
+  CHECK(seen.size() == static_cast<std::size_t>(2 * (n - 1)));
+  for (const auto& entry : seen) {
+    const int source = entry.first.first;
+    const int tag = entry.first.second;
+    CAPTURE(source);
+    CAPTURE(tag);
+    std::vector<int> want;
+    for (int v = tag; v < per_peer; v += 2) want.push_back(v);
+    CHECK(entry.second == want);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("simulated.handle.order: non-overtaking under exact, any-source and any-tag receives, at every size" *
+          doctest::timeout(120)) {
+  for (const int n : {1, 2, 3, 4, 7}) {
+    for (const bool early : {true, false}) {
+      CAPTURE(n);
+      CAPTURE(early);
+      sy::transport::run_simulated(n, [early](simulated& t) { exchange_in_order(t, early); }, quiet());
+    }
+  }
 }

@@ -7,7 +7,6 @@
 
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/rank_context.hpp>
-#include <switchyard/transport/simulated/matching.hpp>
 #include <switchyard/transport/simulated/options.hpp>
 #include <switchyard/transport/transport.hpp>
 
@@ -26,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -199,7 +199,8 @@ struct sim_rank {
   simgrid::s4u::Host* host = nullptr;
   simgrid::s4u::Mailbox* inbox = nullptr;
   rank_context context;
-  sim_matching<sim_message, sim_receive> matching;      // messages and receives waiting for each other
+  std::deque<sim_message*> unexpected;                  // arrived before their receive
+  std::vector<sim_receive*> posted;                     // posted before their message, in order
   std::vector<simgrid::s4u::CommPtr> unfinished_sends;  // of requests dropped before they completed
   bool measure_cpu = false;                             // compute_model::measured
   sim_activity own{this, &context, 0};                  // the rank's function
@@ -306,12 +307,16 @@ inline void enter_call(const sim_fabric& fabric, sim_rank& r, const char* what) 
 // Hands a message that reached rank `r` to the first posted receive that accepts it (and the
 // message back to the pool), else keeps it.
 inline void deliver(sim_fabric& fabric, sim_rank& r, sim_message* m) {
-  if (sim_receive* receive = r.matching.take_receive(*m)) {
-    complete(*receive, *m, r.world_rank);
-    fabric.message_pool.release(m);
-    return;
+  for (auto it = r.posted.begin(); it != r.posted.end(); ++it) {
+    if (accepts(**it, *m)) {
+      sim_receive& receive = **it;
+      r.posted.erase(it);
+      complete(receive, *m, r.world_rank);
+      fabric.message_pool.release(m);
+      return;
+    }
   }
-  r.matching.keep_message(m);
+  r.unexpected.push_back(m);
 }
 
 // Raises on rank `r` once another rank has failed.

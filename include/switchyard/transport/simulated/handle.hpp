@@ -169,11 +169,15 @@ simulated_request simulated::post_receive(std::span<T> data, int source, int tag
   r->element_type = &detail::element_type_tag<T>;
   r->exact = exact;
   detail::sim_rank& me = self();
-  if (detail::sim_message* m = me.matching.take_message(*r)) {
+  auto& waiting = me.unexpected;
+  const auto match = std::find_if(waiting.begin(), waiting.end(), [&r](const detail::sim_message* m) { return detail::accepts(*r, *m); });
+  if (match != waiting.end()) {
+    detail::sim_message* m = *match;
+    waiting.erase(match);
     detail::complete(*r, *m, me.world_rank);
     group_->fabric->message_pool.release(m);
   } else {
-    me.matching.post_receive(r.get());
+    me.posted.push_back(r.get());
   }
   return simulated_request(group_, rank_, std::move(r), {detail::sim_operation::kind::receive, data.size(), source, tag});
 }

@@ -8,6 +8,7 @@
 
 #include <simgrid/s4u/Comm.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -131,7 +132,8 @@ inline void simulated_request::retire() noexcept {
   if (send_) {
     self.unfinished_sends.push_back(std::move(send_));
   } else if (receive_ && !receive_->done) {
-    self.matching.cancel_receive(receive_.get());
+    auto& posted = self.posted;
+    posted.erase(std::remove(posted.begin(), posted.end(), receive_.get()), posted.end());
   }
   group_ = nullptr;
 }
