@@ -42,6 +42,7 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
                   {"model", c.model},
                   {"optimizer", c.optimizer},
                   {"ranks", ranks},
+                  {"nodes", r.nodes},
                   {"servers", std::move(servers)}};
   summary.update(exchange_settings_json(c, r));
   summary.update(json{{"train_examples", train_examples},

@@ -167,6 +167,7 @@ struct run_result {
   std::size_t buckets = 0;  // the all-reduce stage's last step: buckets reduced (0: the whole arena at once)
   std::optional<double> simulated_seconds = {};  // --simulate: the simulated cluster's time for the run
   double real_seconds = 0;                       // --simulate: the time this machine took to simulate it
+  int nodes = 1;  // the nodes the transport reports (node_topology::nodes): processes under --threads-per-node
 };
 
 // How a run moved its gradients, as both examples' summaries record it: the options that choose

@@ -22,6 +22,7 @@
 #include <switchyard/train/checkpoint.hpp>
 #include <switchyard/train/epoch_log.hpp>
 #include <switchyard/train/trainer.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/trigger/straggler.hpp>
 
 #include <fmt/core.h>
@@ -94,6 +95,7 @@ run_result summarize(Transport& t, const Strategy& strategy, sy::train::history 
   run_result result{std::move(history)};
   result.switches = describe_switches(strategy);
   result.buckets = buckets_of(strategy);
+  result.nodes = sy::transport::topology_of(t).nodes;
   // The same strategy type on every rank: all or none take part in these collectives.
   if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
     const sy::strategy::ps_statistics& s = *found;

@@ -1,20 +1,19 @@
-// transport/hybrid/handle.hpp under mpiexec: P processes x C threads (C from SWITCHYARD_TEST_THREADS,
-// 2 unless set) form one world of P * C ranks. Point-to-point between threads of one process and of
-// different processes, receives from any rank, errors, split, every all-reduce algorithm bitwise
-// equal to the in-process transport with virtual nodes of the same shape, the collective scenarios,
-// and the trainer under all-reduce and a synchronous parameter server.
+// transport/hybrid/handle.hpp under mpiexec: P processes with C threads each form one world of
+// ranks. SWITCHYARD_TEST_THREADS gives C (2 unless set), or one count per process ("1,3,2":
+// process 0 runs 1 thread, process 1 runs 3, process 2 runs 2), so that nodes may be uneven.
+// Point-to-point between threads of one process and of different processes, receives from any
+// rank, errors, split, every all-reduce algorithm bitwise equal to the in-process transport with
+// virtual nodes of the same shape, the collective scenarios, and the trainer under all-reduce and
+// a synchronous parameter server.
 #include <switchyard/transport/hybrid.hpp>
 
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/strategy/all_reduce.hpp>
 #include <switchyard/strategy/parameter_server.hpp>
-#include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 
-#include <switchyard/nn/mlp.hpp>
-#include <switchyard/optim/sgd.hpp>
-
 #include "../collective/scenarios.hpp"
+#include "../common/quadrants_training.hpp"
 #include "../train/fixtures.hpp"
 
 #include <doctest/doctest.h>
@@ -25,8 +24,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <mutex>
+#include <numeric>
 #include <set>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -37,17 +37,41 @@ using sy::transport::hybrid;
 
 namespace {
 
-int threads_per_process() {
-  const char* text = std::getenv("SWITCHYARD_TEST_THREADS");
-  return text == nullptr ? 2 : std::atoi(text);
-}
-
 int processes() { return boost::mpi::communicator().size(); }
 
-// The in-process world of the same shape: P virtual nodes of C ranks.
+// The threads of every process, from SWITCHYARD_TEST_THREADS: one count for all, or one per process.
+std::vector<int> shape() {
+  const char* set = std::getenv("SWITCHYARD_TEST_THREADS");
+  const std::string text = set == nullptr ? "2" : set;
+  std::vector<int> counts;
+  std::istringstream in(text);
+  for (std::string count; std::getline(in, count, ',');) counts.push_back(std::stoi(count));
+  if (counts.size() == 1) counts.assign(static_cast<std::size_t>(processes()), counts[0]);
+  if (counts.size() != static_cast<std::size_t>(processes())) {
+    throw sy::usage_error(sy::detail::str("SWITCHYARD_TEST_THREADS='", text, "' gives ", counts.size(),
+                                          " thread counts for ", processes(), " processes"));
+  }
+  return counts;
+}
+
+// This process's threads.
+int threads_per_process() { return shape()[static_cast<std::size_t>(boost::mpi::communicator().rank())]; }
+
+int world_size() {
+  const std::vector<int> counts = shape();
+  return std::accumulate(counts.begin(), counts.end(), 0);
+}
+
+// Whether the world has levels: several nodes, one of them with several ranks.
+bool hierarchical_shape() {
+  const std::vector<int> counts = shape();
+  return counts.size() > 1 && *std::max_element(counts.begin(), counts.end()) > 1;
+}
+
+// The in-process world of the same shape: a virtual node per process, of its threads.
 sy::transport::inproc_options same_shape() {
   sy::transport::inproc_options o;
-  o.node_sizes.assign(static_cast<std::size_t>(processes()), threads_per_process());
+  o.node_sizes = shape();
   return o;
 }
 
@@ -108,38 +132,33 @@ void expect_error(Call call, const std::string& part, const std::string& what, s
   }
 }
 
-template <class Transport, class Strategy = sy::strategy::all_reduce<>>
-std::vector<float> train(Transport& t, std::size_t batch, Strategy strategy = {}) {
-  const auto data = fixtures::quadrants(480, 7);
-  sy::nn::mlp model{11, {8, 8, 1}, 4};
-  sy::optim::sgd optimizer{model.parameters().size(), 0.05};
-  sy::train::trainer_options options;
-  options.epochs = 2;
-  options.batch_size = batch;
-  options.seed = 3;
-  sy::train::trainer trainer{model, optimizer, strategy, options};
-  trainer.fit(t, data, *data);
-  return {model.parameters().begin(), model.parameters().end()};
-}
+using fixtures::train;
 
 }  // namespace
 
 TEST_CASE("hybrid.world: ranks are numbered process by process, and each process is a node") {
+  const std::vector<int> counts = shape();
   const int c = threads_per_process();
   const int p = processes();
   const int me = boost::mpi::communicator().rank();
+  const int first = std::accumulate(counts.begin(), counts.begin() + me, 0);
+  const int largest = *std::max_element(counts.begin(), counts.end());
+  const int smallest = *std::min_element(counts.begin(), counts.end());
   sy::transport::hybrid_world world(c);
-  CHECK(world.size() == p * c);
+  CHECK(world.size() == world_size());
   CHECK(world.threads() == c);
   CHECK(world.process() == me);
+  CHECK(world.processes() == p);
   const std::vector<sy::transport::node_topology> seen =
       world.run([](hybrid& t) { return sy::transport::node_topology(t.topology()); });
   const std::vector<int> ranks = world.run([](hybrid& t) { return t.rank(); });
+  REQUIRE(seen.size() == static_cast<std::size_t>(c));
   for (int thread = 0; thread < c; ++thread) {
-    CHECK(ranks[static_cast<std::size_t>(thread)] == me * c + thread);
-    CHECK(seen[static_cast<std::size_t>(thread)] == sy::transport::node_topology{me, thread, c, p, c, c});
+    CHECK(ranks[static_cast<std::size_t>(thread)] == first + thread);
+    CHECK(seen[static_cast<std::size_t>(thread)] ==
+          sy::transport::node_topology{me, thread, c, p, largest, smallest});
   }
-  CHECK(seen[0].hierarchical() == (p > 1 && c > 1));
+  CHECK(seen[0].hierarchical() == hierarchical_shape());
   // Twice on one world: each run starts its threads afresh on the same communicators.
   on_every_rank([](hybrid& t) {
     std::vector<std::string> failures;
@@ -278,15 +297,20 @@ TEST_CASE("hybrid.split: odd and even ranks reversed, by process, one rank per p
     hybrid node = t.split(where.node, t.rank());
     expect(node.size() == where.local_size && node.rank() == where.local_rank, "node group");
     expect(node.topology().nodes == 1, "a node group is one node");
+    // The nodes with a rank of this local rank, and those of them before this one.
+    const std::vector<int> counts = shape();
+    const auto deeper = [&](int c) { return c > where.local_rank; };
+    const auto across_size = static_cast<int>(std::count_if(counts.begin(), counts.end(), deeper));
+    const auto across_rank = static_cast<int>(std::count_if(counts.begin(), counts.begin() + where.node, deeper));
     hybrid across = t.split(where.local_rank, where.node);
-    expect(across.size() == where.nodes && across.rank() == where.node, "across group");
+    expect(across.size() == across_size && across.rank() == across_rank, "across group");
     expect(across.topology().largest_node == 1, "one rank per node across");
     exchange_with_everyone<float>(across, 7, failures);
     hybrid nested = across.split(0, -across.rank());
     expect(nested.rank() == across.size() - 1 - across.rank(), "nested split");
     std::vector<double> one{1.0};
     sy::collective::allreduce(nested, one, sy::ops::sum{});
-    expect(one[0] == double(where.nodes), "nested sum");
+    expect(one[0] == double(across_size), "nested sum");
     expect_error<sy::usage_error>([&] { static_cast<void>(t.split(-1, 0)); }, "split color must be >= 0", "color",
                                   failures);
     return failures;
@@ -295,9 +319,9 @@ TEST_CASE("hybrid.split: odd and even ranks reversed, by process, one rank per p
 
 TEST_CASE("hybrid.allreduce.bitwise: ring, recursive doubling, hierarchical and automatic give the in-process "
           "transport's bits on virtual nodes of the same shape") {
-  const int ranks = processes() * threads_per_process();
+  const int ranks = world_size();
   // What automatic must pick on the hybrid transport, which has no native all-reduce.
-  const bool hierarchical = same_shape().node_sizes.size() > 1 && threads_per_process() > 1;
+  const bool hierarchical = hierarchical_shape();
   const auto hashes = [&](auto& t, bool reference) {
     std::vector<std::uint64_t> out;
     const auto each = [&]<class Algorithm, class T>(std::size_t count) {
@@ -350,7 +374,7 @@ TEST_CASE("hybrid.collectives: the scenarios of every collective") {
 
 TEST_CASE("hybrid.train: all-reduce and a synchronous parameter server through the trainer give the in-process "
           "transport's parameters on virtual nodes of the same shape") {
-  const int ranks = processes() * threads_per_process();
+  const int ranks = world_size();
   if (24 % ranks == 0) {
     const auto batch = static_cast<std::size_t>(24 / ranks);
     const std::vector<float> reference = sy::transport::run_inproc(
@@ -358,7 +382,7 @@ TEST_CASE("hybrid.train: all-reduce and a synchronous parameter server through t
     const auto trained = sy::transport::run_hybrid(threads_per_process(), [&](hybrid& t) { return train(t, batch); });
     // On several nodes of several ranks both take the hierarchical all-reduce, to the bit; else the
     // in-process transport takes its native one, which rounds in another order.
-    const bool hierarchical = processes() > 1 && threads_per_process() > 1;
+    const bool hierarchical = hierarchical_shape();
     for (const std::vector<float>& each : trained) {
       CHECK(each == trained[0]);
       if (hierarchical) CHECK(each == reference);

@@ -16,6 +16,7 @@
 #include <switchyard/optim/sgd.hpp>
 
 #include "../collective/scenarios.hpp"
+#include "../common/quadrants_training.hpp"
 #include "../train/fixtures.hpp"
 #include "../train/flush_recorders.hpp"
 #include "../train/paced_mlp.hpp"
@@ -36,19 +37,7 @@ namespace sy = switchyard;
 
 namespace {
 
-template <class Transport, class Strategy = sy::strategy::all_reduce<>>
-std::vector<float> train(Transport& t, std::size_t batch, Strategy strategy = {}) {
-  const auto data = fixtures::quadrants(480, 7);
-  sy::nn::mlp model{11, {8, 8, 1}, 4};
-  sy::optim::sgd optimizer{model.parameters().size(), 0.05};
-  sy::train::trainer_options options;
-  options.epochs = 2;
-  options.batch_size = batch;
-  options.seed = 3;
-  sy::train::trainer trainer{model, optimizer, strategy, options};
-  trainer.fit(t, data, *data);
-  return {model.parameters().begin(), model.parameters().end()};
-}
+using fixtures::train;
 
 // Every process holds the same bits of `parameters`.
 void check_identical_everywhere(sy::transport::mpi& t, const std::vector<float>& parameters) {

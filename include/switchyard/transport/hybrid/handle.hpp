@@ -39,8 +39,10 @@ class hybrid_world;
 /// A small value: copies refer to the same rank of the same group. Made by `hybrid_world::run`
 /// (or `run_hybrid`), which calls a function on every thread of every process. Ranks are numbered
 /// process by process: with C threads on every process, thread t of process p is rank p * C + t.
-/// `topology()` reports each process as a node, so `algorithm::automatic` takes the hierarchical
-/// all-reduce once there are several processes with several threads.
+/// Processes may run different numbers of threads (1, 3 and 2: ranks 0, 1-3 and 4-5).
+/// `topology()` reports each process as a node, of its threads (uneven nodes as they are), so
+/// `algorithm::automatic` takes the hierarchical all-reduce once there are several processes and
+/// one of them has several threads.
 ///
 /// Each thread of a process receives from other processes on a communicator of its own (a
 /// duplicate of the world's made for its thread slot when the world starts): thread s of every

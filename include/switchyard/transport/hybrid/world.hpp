@@ -30,8 +30,9 @@ namespace switchyard::transport {
 // ---------------------------------------------------------------------------------------------
 
 /// @brief A hybrid world over the processes of an MPI communicator: each process brings `threads`
-/// ranks, which are its threads (transport::hybrid). Constructing one is collective over the
-/// communicator; it duplicates the communicator once per thread slot.
+/// ranks, which are its threads (transport::hybrid); the counts may differ between processes.
+/// Constructing one is collective over the communicator; it duplicates the communicator once per
+/// thread slot (as many as the most threads of any process).
 ///
 /// `run(f)` calls `f(hybrid&)` on every thread of this process (thread 0 on the caller's), joins
 /// them, and returns nothing if `f` returns nothing, else a `std::vector` of this process's results
