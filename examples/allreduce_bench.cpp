@@ -1,15 +1,19 @@
 // The all-reduce benchmark: median time per call, algorithm bandwidth and bus bandwidth of every
 // all-reduce algorithm over a sweep of message sizes, in process (one thread per rank) or under
 // mpirun, where raw MPI_Allreduce is timed in the same run as the baseline. In process, ranks can be
-// grouped into virtual nodes for the hierarchical all-reduce.
+// grouped into virtual nodes for the hierarchical all-reduce; under mpirun with --threads-per-node
+// C, each process runs C ranks as threads (transport::hybrid).
 // docs/performance.md describes the method and records the results.
 #include "json_output.hpp"
+#include "node_layout.hpp"
 #include "startup_checks.hpp"
 
 #include <switchyard/collective/allreduce.hpp>
+#include <switchyard/collective/native.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/transport/inproc.hpp>
 #if SWITCHYARD_HAS_MPI
+#include <switchyard/transport/hybrid.hpp>
 #include <switchyard/transport/mpi.hpp>
 #endif
 
@@ -25,6 +29,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -50,6 +55,8 @@ struct settings {
   std::string json;
   int spin = sy::transport::inproc_options{}.spin;
   std::vector<int> node_sizes;  // in process: virtual nodes (inproc_options::node_sizes)
+  int threads_per_node = -1;    // under mpirun: ranks per process, as threads (transport::hybrid); -1: one
+  bool oversubscribe_threads = false;
 };
 
 // One measured (transport, algorithm, ranks, bytes) point. Times are per call, each the slowest
@@ -87,9 +94,11 @@ contender<T> switchyard_contender(Transport& t, const std::string& name) {
   if (name == "ring") return switchyard_contender<T>(t, name, sy::algorithm::ring{});
   if (name == "recursive_doubling") return switchyard_contender<T>(t, name, sy::algorithm::recursive_doubling{});
   if (name == "hierarchical") return switchyard_contender<T>(t, name, sy::algorithm::hierarchical{});
-  if (name == "native") return switchyard_contender<T>(t, name, sy::algorithm::native{});
+  if constexpr (sy::collective::has_native_allreduce<Transport, T, sy::ops::sum>) {
+    if (name == "native") return switchyard_contender<T>(t, name, sy::algorithm::native{});
+  }
   if (name == "automatic") return switchyard_contender<T>(t, name, sy::algorithm::automatic{});
-  throw std::invalid_argument(fmt::format("no all-reduce algorithm named '{}'", name));
+  throw std::invalid_argument(fmt::format("no all-reduce algorithm named '{}' over this transport", name));
 }
 
 using bench_clock = std::chrono::steady_clock;
@@ -259,9 +268,9 @@ void run_inproc(const settings& s, const std::vector<std::string>& algorithms) {
         if (t.rank() == 0) records = std::move(mine);
       },
       options);
-  std::string nodes = "one node";
-  if (!s.node_sizes.empty()) nodes = fmt::format("nodes of {} ranks", fmt::join(s.node_sizes, "+"));
-  report(records, s, fmt::format("in-process transport, {} ranks (threads), {}, spin {}", s.ranks, nodes, s.spin));
+  report(records, s,
+         fmt::format("in-process transport, {} ranks (threads), {}, spin {}", s.ranks,
+                     example::nodes_text(s.node_sizes), s.spin));
 }
 
 #if SWITCHYARD_HAS_MPI
@@ -293,46 +302,62 @@ void run_mpi(const settings& s, const std::vector<std::string>& algorithms) {
                        passive ? "passive" : "spinning"));
   }
 }
+
+// One process per node, --threads-per-node ranks as its threads: the ranks of a process talk in
+// process, the processes over MPI, and each process is a node of the topology.
+template <class T>
+void run_hybrid(const settings& s, const std::vector<std::string>& algorithms) {
+  sy::transport::hybrid_options options;
+  options.spin = s.spin;
+  sy::transport::hybrid_world world(s.threads_per_node, options);
+  std::vector<record> records;
+  world.run([&](sy::transport::hybrid& t) {
+    std::vector<contender<T>> contenders;
+    for (const std::string& name : algorithms) contenders.push_back(switchyard_contender<T>(t, name));
+    std::vector<record> mine = sweep<T>(t, "hybrid", s, contenders);
+    if (t.rank() == 0) records = std::move(mine);
+  });
+  if (world.process() == 0) {
+    report(records, s,
+           fmt::format("hybrid transport, {} ranks: {} processes x {} threads, {} waits, spin {}", world.size(),
+                       world.processes(), s.threads_per_node,
+                       options.wait == sy::transport::mpi_wait::passive ? "passive" : "spinning", s.spin));
+  }
+}
 #endif
 
 template <class T>
 void run(const settings& s, bool under_mpi) {
+  const bool hybrid = under_mpi && s.threads_per_node > 0;
   std::vector<std::string> algorithms = s.algorithms;
   if (algorithms.empty()) {
-    algorithms = {"ring", "recursive_doubling", "native", "automatic"};
-    if (!s.node_sizes.empty()) algorithms.emplace_back("hierarchical");
-    if (under_mpi) algorithms.emplace_back("mpi_raw");
+    algorithms = {"ring", "recursive_doubling"};
+    // The hybrid transport has no native all-reduce: automatic takes the hierarchical one there.
+    if (!hybrid) algorithms.emplace_back("native");
+    algorithms.emplace_back("automatic");
+    if (!s.node_sizes.empty() || hybrid) algorithms.emplace_back("hierarchical");
+    if (under_mpi && !hybrid) algorithms.emplace_back("mpi_raw");
   }
 #if SWITCHYARD_HAS_MPI
+  if (hybrid) {
+    run_hybrid<T>(s, algorithms);
+    return;
+  }
   if (under_mpi) {
     run_mpi<T>(s, algorithms);
     return;
   }
 #endif
-  if (std::find(algorithms.begin(), algorithms.end(), "mpi_raw") != algorithms.end()) {
-    throw std::invalid_argument("mpi_raw is the MPI baseline: run the benchmark under mpirun to time it");
-  }
   run_inproc<T>(s, algorithms);
 }
 
-}  // namespace
+// What the command line says beyond `settings`: the virtual nodes as given, and --quick.
+struct command_line {
+  example::virtual_nodes nodes;
+  bool quick = false;
+};
 
-int main(int argc, char** argv) {
-#if SWITCHYARD_HAS_MPI
-  // MPI is always initialized, so the one binary runs both ways: started by mpirun it measures
-  // the MPI transport, started alone (a singleton MPI world) it runs the in-process sweep.
-  const bool launched = sy::transport::mpi::launched();
-  sy::transport::mpi::environment environment(argc, argv);
-  const bool under_mpi = launched || boost::mpi::communicator().size() > 1;
-  const bool speaks = boost::mpi::communicator().rank() == 0;
-#else
-  const bool under_mpi = false;
-  const bool speaks = true;
-#endif
-
-  settings s;
-  CLI::App app{"switchyard all-reduce benchmark: median time per call, algorithm and bus bandwidth "
-               "(2(n-1)/n x bytes / time) per message size and algorithm"};
+void add_options(CLI::App& app, settings& s, command_line& line) {
   app.add_option("--ranks", s.ranks, "In-process ranks (threads); under mpirun the MPI world size is used")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
@@ -345,8 +370,8 @@ int main(int argc, char** argv) {
   known.emplace_back("mpi_raw");
 #endif
   app.add_option("--algorithms", s.algorithms,
-                 "Algorithms to time (default: all; hierarchical only with nodes; mpi_raw, raw MPI_Allreduce, only "
-                 "under mpirun)")
+                 "Algorithms to time (default: all; hierarchical only with nodes; native not with --threads-per-node; "
+                 "mpi_raw, raw MPI_Allreduce, only under mpirun without --threads-per-node)")
       ->check(CLI::IsMember(known))
       ->delimiter(',');
   app.add_option("--trials", s.trials, "Timed trials per point; the median is reported")
@@ -358,48 +383,82 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--type", s.type, "Element type")->check(CLI::IsMember({"float", "double"}))->capture_default_str();
   app.add_option("--json", s.json, "Write one JSON record per (transport, algorithm, ranks, bytes) to this file");
-  app.add_option("--spin", s.spin, "In-process: yields of a waiting rank before it sleeps (inproc_options::spin)")
+  app.add_option("--spin", s.spin,
+                 "In process and between the threads of a process: yields of a waiting rank before it sleeps "
+                 "(inproc_options::spin)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  int nodes = 0;
-  auto* nodes_option =
-      app.add_option("--nodes", nodes, "In process: group the ranks into this many virtual nodes of equal size")
-          ->check(CLI::Range(1, 1024));
-  app.add_option("--node-sizes", s.node_sizes,
-                 "In process: group consecutive ranks into virtual nodes of these sizes (2,2: ranks 0-1 and 2-3), "
-                 "which must add up to --ranks")
-      ->delimiter(',')
-      ->excludes(nodes_option);
-  bool quick = false;
-  app.add_flag("--quick", quick, "Short sweep (4 B, 64 KiB, 1 MiB; 3 short trials) unless set explicitly");
+  example::add_virtual_node_options(app, line.nodes);
+  example::add_threads_per_node_options(app, s.threads_per_node, s.oversubscribe_threads);
+  app.add_flag("--quick", line.quick, "Short sweep (4 B, 64 KiB, 1 MiB; 3 short trials) unless set explicitly");
+}
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return speaks ? app.exit(e) : e.get_exit_code();
-  }
-  if (quick) {
+// The settings the command line leaves after --quick and the checks of the ranks' placement, which
+// refuse bad input before MPI starts.
+void settle(const CLI::App& app, settings& s, const command_line& line) {
+  if (line.quick) {
     if (app.count("--sizes") == 0) s.sizes = {4, 64 * KiB, 1 * MiB};
     if (app.count("--trials") == 0) s.trials = 3;
     if (app.count("--min-trial-seconds") == 0) s.min_trial_seconds = 0.002;
   }
+  const bool launched = example::launched_by_mpi();
+  example::refuse_misplaced_virtual_nodes(line.nodes, {launched, s.threads_per_node, false});
+  example::check_threads_per_node(s.threads_per_node, s.oversubscribe_threads, launched, example::available_cores());
+  s.node_sizes = example::virtual_node_sizes(line.nodes, s.ranks);
+  const auto asked = [&](std::string_view name) {
+    return std::find(s.algorithms.begin(), s.algorithms.end(), name) != s.algorithms.end();
+  };
+  const bool hybrid = s.threads_per_node > 0;
+  if (asked("mpi_raw") && (!launched || hybrid)) {
+    throw std::invalid_argument(hybrid ? "mpi_raw times MPI_Allreduce over the processes, but with --threads-per-node "
+                                         "the ranks are threads: time it in a run without --threads-per-node"
+                                       : "mpi_raw is the MPI baseline: run the benchmark under mpirun to time it");
+  }
+  if (asked("native") && hybrid) {
+    throw std::invalid_argument("the hybrid transport (--threads-per-node) has no native all-reduce: leave native out");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings s;
+  command_line line;
+  CLI::App app{"switchyard all-reduce benchmark: median time per call, algorithm and bus bandwidth "
+               "(2(n-1)/n x bytes / time) per message size and algorithm"};
+  add_options(app, s, line);
+  // Read before MPI starts, which --threads-per-node asks to start with MPI_THREAD_MULTIPLE: under
+  // mpirun, every process prints what it refuses.
+  CLI11_PARSE(app, argc, argv);
+  try {
+    settle(app, s, line);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "allreduce_bench: {}\n", e.what());
+    return EXIT_FAILURE;
+  }
+
+#if SWITCHYARD_HAS_MPI
+  // MPI is always initialized, so the one binary runs both ways: started by mpirun it measures
+  // the MPI transport, started alone (a singleton MPI world) it runs the in-process sweep.
+  const bool launched = sy::transport::mpi::launched();
+  std::optional<sy::transport::mpi::environment> environment;
+  if (s.threads_per_node > 0) {
+    environment.emplace(argc, argv, boost::mpi::threading::multiple);
+  } else {
+    environment.emplace(argc, argv);
+  }
+  const bool under_mpi = launched || boost::mpi::communicator().size() > 1;
+  const bool speaks = boost::mpi::communicator().rank() == 0;
+#else
+  const bool under_mpi = false;
+  const bool speaks = true;
+#endif
 
   try {
     if (under_mpi && app.count("--ranks") != 0 && speaks) {
-      fmt::print("note: --ranks is ignored under mpirun; the MPI world size is used\n");
+      fmt::print("note: --ranks is ignored under mpirun; the MPI world size{} is used\n",
+                 s.threads_per_node > 0 ? " times --threads-per-node" : "");
     }
-    if (under_mpi && (nodes != 0 || !s.node_sizes.empty()) && speaks) {
-      fmt::print("note: --nodes and --node-sizes group in-process ranks; under mpirun they are ignored\n");
-    }
-    if (nodes != 0) {
-      if (s.ranks % nodes != 0) {
-        throw std::invalid_argument(fmt::format("--nodes {} does not divide --ranks {} into equal nodes: use "
-                                                "--node-sizes for nodes of different sizes",
-                                                nodes, s.ranks));
-      }
-      s.node_sizes.assign(static_cast<std::size_t>(nodes), s.ranks / nodes);
-    }
-    if (under_mpi) s.node_sizes.clear();
     if (s.type == "float") {
       run<float>(s, under_mpi);
     } else {
@@ -409,7 +468,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "allreduce_bench: {}\n", e.what());
 #if SWITCHYARD_HAS_MPI
     // The other processes may wait in a collective this one will never join.
-    if (under_mpi) environment.abort(EXIT_FAILURE);
+    if (under_mpi) environment->abort(EXIT_FAILURE);
 #endif
     return EXIT_FAILURE;
   }

@@ -5,6 +5,7 @@
 //   build/examples/fashion_mnist --strategy ps --servers 1 --consistency bounded:2 --ranks 4 --straggler 2:3.0
 //   mpirun -n 4 build/examples/fashion_mnist --model cnn
 //   mpirun -n 2 --map-by node --bind-to none build/examples/fashion_mnist --threads-per-node 8
+//   build/examples/fashion_mnist --ranks 4 --nodes 2 --strategy ps --servers colocated --consistency sync
 //   build/examples/fashion_mnist --strategy adaptive --straggler 2:3.0 --straggler-ratio 1.5 --calm-ratio 1.2
 //   build/examples/fashion_mnist --simulate 64 --link 10Gbps --strategy allreduce --slow 3:0.25@20-60
 #include "fashion_mnist_runs.hpp"
@@ -31,7 +32,16 @@ std::string strategy_label(const config& c) {
   return c.strategy;
 }
 
-void write_summary(const config& c, int ranks, std::size_t train_examples, const run_result& r) {
+// The run's nodes by their ranks: the virtual nodes in process, the processes' threads with
+// --threads-per-node; null when the run does not group its ranks itself.
+json node_sizes_json(const config& c, const rank_world& world) {
+  if (world.hybrid()) return std::vector<int>(static_cast<std::size_t>(world.size() / c.threads_per_node), c.threads_per_node);
+  if (!c.node_sizes.empty()) return c.node_sizes;
+  return nullptr;
+}
+
+void write_summary(const config& c, const rank_world& world, std::size_t train_examples, const run_result& r) {
+  const int ranks = world.size();
   const sy::train::history& h = r.history;
   const training_totals trained = totals(h);
   // A count of server ranks, or the string "colocated".
@@ -43,7 +53,9 @@ void write_summary(const config& c, int ranks, std::size_t train_examples, const
                   {"optimizer", c.optimizer},
                   {"ranks", ranks},
                   {"nodes", r.nodes},
+                  {"node_sizes", node_sizes_json(c, world)},
                   {"servers", std::move(servers)}};
+  summary["ps_aggregated_by"] = c.strategy == "allreduce" ? json(nullptr) : json(r.ps_by_node ? "node" : "rank");
   summary.update(exchange_settings_json(c, r));
   summary.update(json{{"train_examples", train_examples},
                       {"epochs", h.epochs.size()},
@@ -82,16 +94,16 @@ int main(int argc, char** argv) {
   app.add_option("--second", c.second, "With --strategy switch: the second stage (the other one)")
       ->check(CLI::IsMember({"ps", "allreduce"}))
       ->capture_default_str();
-  app.add_option("--threads-per-node", c.threads_per_node,
-                 "Under mpirun: train with this many worker threads in each process, one process per node, threads "
-                 "talking in process and nodes over MPI (launch with --map-by node --bind-to none)");
-  app.add_flag("--oversubscribe-threads", c.oversubscribe_threads,
-               "Allow --threads-per-node above the cores this process may run on");
+  add_threads_per_node_options(app, c.threads_per_node, c.oversubscribe_threads);
+  virtual_nodes nodes;
+  add_virtual_node_options(app, nodes);
   app.add_option("--log", c.log, "Per-epoch log: CSV if the name ends in .csv, else JSON lines");
   app.add_option("--summary", c.summary, "Write a JSON summary of the run here");
   CLI11_PARSE(app, argc, argv);
   try {
-    check_threads_per_node(c, launched_by_mpi(), available_cores());
+    refuse_misplaced_virtual_nodes(nodes, {launched_by_mpi(), c.threads_per_node, app.count("--simulate") != 0});
+    check_threads_per_node(c.threads_per_node, c.oversubscribe_threads, launched_by_mpi(), available_cores());
+    c.node_sizes = virtual_node_sizes(nodes, c.ranks);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
     return EXIT_FAILURE;
@@ -110,7 +122,9 @@ int main(int argc, char** argv) {
     world.calibrate(c, data);
     if (world.rank() == 0) {
       warn_of_blas_kernels("fashion_mnist");
-      fmt::print("{} on Fashion-MNIST{}, {}, {}\n", c.model, examples_text(c, data), world.describe(), c.strategy);
+      const std::string grouped = c.node_sizes.empty() ? "" : fmt::format(" on {}", nodes_text(c.node_sizes));
+      fmt::print("{} on Fashion-MNIST{}, {}{}, {}\n", c.model, examples_text(c, data), world.describe(), grouped,
+                 c.strategy);
     }
     const run_result result = world.run(c, data);
     if (world.rank() == 0) {
@@ -127,7 +141,7 @@ int main(int argc, char** argv) {
         if (result.dropped_share > 0) fmt::print("late pushes dropped: {:.1f}%\n", 100.0 * result.dropped_share);
       }
       for (const std::string& s : result.switches) fmt::print("switch {}\n", s);
-      if (!c.summary.empty()) write_summary(c, world.size(), data.train->size(), result);
+      if (!c.summary.empty()) write_summary(c, world, data.train->size(), result);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fashion_mnist: %s\n", e.what());

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "json_output.hpp"
+#include "node_layout.hpp"
 #include "simulation.hpp"
 #include "startup_checks.hpp"
 
@@ -29,10 +30,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -40,7 +37,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <variant>
 #include <vector>
 
@@ -73,6 +69,7 @@ struct config {
   int ranks = 4;
   int threads_per_node = -1;  // under mpirun: worker threads per process (transport::hybrid); -1: one rank per process
   bool oversubscribe_threads = false;  // allow more threads per node than the process has cores
+  std::vector<int> node_sizes;  // in process: the virtual nodes of --nodes or --node-sizes (empty: one node)
   std::size_t epochs = 15;
   std::size_t batch = 64;
   double lr = 1e-3;
@@ -165,6 +162,7 @@ struct run_result {
   double dropped_share = 0;  // --consistency backups:B: the share of pushes the servers dropped
   std::vector<std::string> switches = {};  // --strategy adaptive: each switch, with its reason
   std::size_t buckets = 0;  // the all-reduce stage's last step: buckets reduced (0: the whole arena at once)
+  bool ps_by_node = false;  // the parameter-server stage summed each node's gradients before one push
   std::optional<double> simulated_seconds = {};  // --simulate: the simulated cluster's time for the run
   double real_seconds = 0;                       // --simulate: the time this machine took to simulate it
   int nodes = 1;  // the nodes the transport reports (node_topology::nodes): processes under --threads-per-node
@@ -502,47 +500,6 @@ inline void check_world(const config& c, int ranks) {
   if (c.train_limit != 0) check_data(c, ranks, c.train_limit);
 }
 
-/// The cores this process may run on: its CPU affinity (which mpirun's default binding narrows to
-/// one core or one socket), else the machine's hardware threads.
-inline int available_cores() {
-#if defined(__linux__)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-#endif
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-/// Whether an MPI launcher started this process (always false without the MPI part).
-inline bool launched_by_mpi() {
-#if SWITCHYARD_HAS_MPI
-  return sy::transport::mpi::launched();
-#else
-  return false;
-#endif
-}
-
-/// Refuses --threads-per-node 0, more threads than this process has cores unless
-/// --oversubscribe-threads, and threads per node outside an MPI job, before MPI starts.
-inline void check_threads_per_node(const config& c, bool launched_by_mpi, int cores) {
-  if (c.threads_per_node < 0) return;
-  if (c.threads_per_node < 1) {
-    throw sy::usage_error(
-        fmt::format("--threads-per-node {}: each node needs at least 1 worker thread", c.threads_per_node));
-  }
-  if (c.threads_per_node > cores && !c.oversubscribe_threads) {
-    throw sy::usage_error(fmt::format(
-        "--threads-per-node {} is more than the {} cores this process may run on (launch with mpirun --bind-to none "
-        "so that a process is not bound to one core, or pass --oversubscribe-threads to share the cores)",
-        c.threads_per_node, cores));
-  }
-  if (!launched_by_mpi) {
-    throw sy::usage_error(fmt::format("--threads-per-node {} runs one process per node under an MPI launcher (mpirun -n "
-                                      "NODES --map-by node --bind-to none ...); in one process, use --ranks",
-                                      c.threads_per_node));
-  }
-}
-
 inline sy::data::fashion_mnist load_data(const config& c) {
   sy::data::fashion_mnist data =
       c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
@@ -667,9 +624,11 @@ class rank_world {
       return run_rank(*transport_, c, data);
     }
 #endif
-    return sy::transport::run_inproc(inproc_ranks_, [&](sy::transport::inproc& t) {
-             return run_rank(t, c, data);
-           }).front();
+    sy::transport::inproc_options options;
+    options.node_sizes = c.node_sizes;
+    return sy::transport::run_inproc(
+               inproc_ranks_, [&](sy::transport::inproc& t) { return run_rank(t, c, data); }, options)
+        .front();
   }
 
   /// Ends the program after an error: under MPI the whole job, since the other ranks may wait on

@@ -68,6 +68,19 @@ std::size_t buckets_of(const Strategy& strategy) {
   }
 }
 
+// Whether the parameter-server stage, found in a switch's stages too, summed each node's gradients
+// before one push (aggregation::node, or automatic over a transport with nodes).
+template <class Strategy>
+bool ps_by_node(const Strategy& strategy) {
+  if constexpr (requires { strategy.aggregates_by_node(); }) {
+    return strategy.aggregates_by_node();
+  } else if constexpr (requires { strategy.first(); strategy.second(); }) {
+    return ps_by_node(strategy.first()) || ps_by_node(strategy.second());
+  } else {
+    return false;
+  }
+}
+
 // "after epoch 4 to ps: straggler ratio 3.02 > 1.5 for 2 epochs", or "in epoch 3 after batch 120
 // to ps: ..." for a switch inside an epoch, for each switch of an alternate.
 template <class Strategy>
@@ -96,6 +109,7 @@ run_result summarize(Transport& t, const Strategy& strategy, sy::train::history 
   result.switches = describe_switches(strategy);
   result.buckets = buckets_of(strategy);
   result.nodes = sy::transport::topology_of(t).nodes;
+  result.ps_by_node = ps_by_node(strategy);
   // The same strategy type on every rank: all or none take part in these collectives.
   if (const sy::strategy::ps_statistics* found = ps_statistics_of(strategy)) {
     const sy::strategy::ps_statistics& s = *found;
