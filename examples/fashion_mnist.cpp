@@ -88,6 +88,11 @@ int main(int argc, char** argv) {
                  "settings for dedicated hosts)")
       ->check(CLI::IsMember({"allreduce", "ps", "switch", "adaptive"}))
       ->capture_default_str();
+  app.add_option("--allreduce-algorithm", c.allreduce_algorithm,
+                 "With --strategy allreduce: the all-reduce's algorithm (automatic: hierarchical on several nodes with "
+                 "more than one rank on some node, else the transport's native one or the ring, by size)")
+      ->check(CLI::IsMember({"automatic", "ring", "recursive-doubling", "hierarchical"}))
+      ->capture_default_str();
   app.add_option("--first", c.first, "With --strategy switch: the first stage")
       ->check(CLI::IsMember({"ps", "allreduce"}))
       ->capture_default_str();

@@ -65,6 +65,7 @@ struct config {
   bool ps_pipeline = false;          // parameter-server workers overlap their exchange with the next batch
   std::string ps_aggregate = "automatic";  // whose gradients a push carries: automatic, node or rank
   std::string exchange = "whole";    // the all-reduce stage's gradients: whole, buckets or overlapped
+  std::string allreduce_algorithm = "automatic";  // --strategy allreduce: automatic, ring, recursive-doubling, hierarchical
   std::size_t bucket_kb = 0;         // a bucket closes at this many KiB (0: one per layer)
   int ranks = 4;
   int threads_per_node = -1;  // under mpirun: worker threads per process (transport::hybrid); -1: one rank per process
@@ -172,7 +173,7 @@ struct run_result {
 // the wire format and the exchange, and the buckets the all-reduce stage's last step reduced.
 inline json exchange_settings_json(const config& c, const run_result& r) {
   return {{"compress", c.compress},         {"ps_compress", c.ps_compress}, {"ps_pipeline", c.ps_pipeline},
-          {"ps_aggregate", c.ps_aggregate},
+          {"ps_aggregate", c.ps_aggregate},     {"allreduce_algorithm", c.allreduce_algorithm},
           {"switch_rescale", c.switch_rescale}, {"exchange", c.exchange},   {"bucket_kb", c.bucket_kb},
           {"buckets", r.buckets},           {"straggler", c.straggler}};
 }
@@ -437,6 +438,11 @@ inline void check_settings(const config& c) {
     throw sy::usage_error(fmt::format("--calm-ratio {} is above --straggler-ratio {}: the way back to all-reduce must "
                                       "need a smaller ratio than the way out, or the stages flap",
                                       c.calm_ratio, c.straggler_ratio));
+  }
+  if (c.allreduce_algorithm != "automatic" && c.strategy != "allreduce") {
+    throw sy::usage_error(fmt::format("--allreduce-algorithm {} picks the all-reduce of --strategy allreduce; --strategy "
+                                      "{} takes algorithm::automatic",
+                                      c.allreduce_algorithm, c.strategy));
   }
   if (c.strategy == "switch" && c.first == c.second) {
     throw sy::usage_error(fmt::format("--first and --second are both '{}': a switch needs two strategies", c.first));

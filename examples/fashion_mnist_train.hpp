@@ -220,6 +220,15 @@ auto with_parameter_server(const config& c, Use use) {
   return use(make(consistency::bounded{count}));
 }
 
+// Calls `use` with the all-reduce algorithm that --allreduce-algorithm names.
+template <class Use>
+auto with_allreduce_algorithm(const config& c, Use use) {
+  if (c.allreduce_algorithm == "ring") return use(sy::algorithm::ring{});
+  if (c.allreduce_algorithm == "recursive-doubling") return use(sy::algorithm::recursive_doubling{});
+  if (c.allreduce_algorithm == "hierarchical") return use(sy::algorithm::hierarchical{});
+  return use(sy::algorithm::automatic{});
+}
+
 template <class Transport, class Model>
 run_result with_strategy(Transport& t, Model& model, const config& c, const sy::data::fashion_mnist& data,
                          const simulated_clock& now) {
@@ -229,7 +238,11 @@ run_result with_strategy(Transport& t, Model& model, const config& c, const sy::
   const sy::strategy::all_reduce<> all_reduce{{.compression = sy::compression::parse_format(c.compress),
                                                .exchange = exchange,
                                                .bucket_bytes = c.bucket_kb * 1024}};
-  if (c.strategy == "allreduce") return train_model(t, model, all_reduce, c, data, now);
+  if (c.strategy == "allreduce") {
+    return with_allreduce_algorithm(c, [&]<class Algorithm>(Algorithm) {
+      return train_model(t, model, sy::strategy::all_reduce<Algorithm>{all_reduce.options()}, c, data, now);
+    });
+  }
   if (c.strategy == "ps") return with_parameter_server(c, [&](auto ps) { return train_model(t, model, ps, c, data, now); });
   sy::strategy::switch_options options;
   options.warmup_steps = c.switch_warmup;

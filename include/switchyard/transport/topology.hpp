@@ -2,8 +2,11 @@
 // the per-group storage where the collectives keep the groups they split along it.
 #pragma once
 
+#include <algorithm>
 #include <any>
 #include <concepts>
+#include <cstddef>
+#include <vector>
 
 namespace switchyard::transport {
 
@@ -68,5 +71,39 @@ template <class T>
 concept has_group_cache = requires(T& t) {
   { t.group_cache() } -> std::same_as<group_cache&>;
 };
+
+namespace detail {
+
+// The topology of each rank of a group whose ranks are the world ranks `members`, from the node
+// of each world rank (a virtual node in process, a simulated host): nodes numbered by their lowest rank in the group, local ranks in group
+// order.
+inline std::vector<node_topology> topologies(const std::vector<int>& members, const std::vector<int>& node_of) {
+  const std::size_t n = members.size();
+  std::vector<int> node(n);   // group rank -> node index in the group
+  std::vector<int> local(n);  // group rank -> local rank
+  std::vector<int> sizes;     // node index -> ranks on it
+  std::vector<int> ids;       // node index -> node of the world
+  for (std::size_t r = 0; r < n; ++r) {
+    const int id = node_of[static_cast<std::size_t>(members[r])];
+    const auto found = std::find(ids.begin(), ids.end(), id);
+    const auto index = static_cast<std::size_t>(found - ids.begin());
+    if (found == ids.end()) {
+      ids.push_back(id);
+      sizes.push_back(0);
+    }
+    node[r] = static_cast<int>(index);
+    local[r] = sizes[index]++;
+  }
+  const int largest = sizes.empty() ? 1 : *std::max_element(sizes.begin(), sizes.end());
+  const int smallest = sizes.empty() ? 1 : *std::min_element(sizes.begin(), sizes.end());
+  std::vector<node_topology> out(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    out[r] = {node[r], local[r], sizes[static_cast<std::size_t>(node[r])], static_cast<int>(sizes.size()), largest,
+              smallest};
+  }
+  return out;
+}
+
+}  // namespace detail
 
 }  // namespace switchyard::transport

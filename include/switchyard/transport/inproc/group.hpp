@@ -35,36 +35,6 @@ struct alignas(64) window_slot {
   std::uint64_t stamp = 0;     // the barrier it was published for (see arrive)
 };
 
-// The topology of each rank of a group whose ranks are the world ranks `members`, from the virtual
-// node of each world rank: nodes numbered by their lowest rank in the group, local ranks in group
-// order.
-inline std::vector<node_topology> topologies(const std::vector<int>& members, const std::vector<int>& node_of) {
-  const std::size_t n = members.size();
-  std::vector<int> node(n);   // group rank -> node index in the group
-  std::vector<int> local(n);  // group rank -> local rank
-  std::vector<int> sizes;     // node index -> ranks on it
-  std::vector<int> ids;       // node index -> virtual node of the world
-  for (std::size_t r = 0; r < n; ++r) {
-    const int id = node_of[static_cast<std::size_t>(members[r])];
-    const auto found = std::find(ids.begin(), ids.end(), id);
-    const auto index = static_cast<std::size_t>(found - ids.begin());
-    if (found == ids.end()) {
-      ids.push_back(id);
-      sizes.push_back(0);
-    }
-    node[r] = static_cast<int>(index);
-    local[r] = sizes[index]++;
-  }
-  const int largest = sizes.empty() ? 1 : *std::max_element(sizes.begin(), sizes.end());
-  const int smallest = sizes.empty() ? 1 : *std::min_element(sizes.begin(), sizes.end());
-  std::vector<node_topology> out(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    out[r] = {node[r], local[r], sizes[static_cast<std::size_t>(node[r])], static_cast<int>(sizes.size()), largest,
-              smallest};
-  }
-  return out;
-}
-
 struct split_request {
   int color = 0;
   int key = 0;

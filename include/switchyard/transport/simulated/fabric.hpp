@@ -8,6 +8,7 @@
 #include <switchyard/core/error.hpp>
 #include <switchyard/core/rank_context.hpp>
 #include <switchyard/transport/simulated/options.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -197,6 +198,7 @@ inline sim_activity*& current_sim_activity() noexcept {
 struct sim_rank {
   int world_rank = 0;
   simgrid::s4u::Host* host = nullptr;
+  int host_index = 0;  // its host's place among the platform's hosts: its node (topology())
   simgrid::s4u::Mailbox* inbox = nullptr;
   rank_context context;
   std::deque<sim_message*> unexpected;                  // arrived before their receive
@@ -428,6 +430,13 @@ inline void abort_world(sim_fabric& fabric, int world_rank, std::exception_ptr f
 }
 
 // A group of simulated ranks that talk to each other: the world, or one result of split().
+// The topology of each rank of the group of world ranks `members`: a node is a simulated host.
+inline std::vector<node_topology> host_topologies(const sim_fabric& fabric, const std::vector<int>& members) {
+  std::vector<int> node_of(fabric.ranks.size());
+  for (std::size_t w = 0; w < node_of.size(); ++w) node_of[w] = fabric.ranks[w]->host_index;
+  return topologies(members, node_of);
+}
+
 struct sim_group {
   sim_group(std::shared_ptr<sim_fabric> fab, std::uint64_t group_id, std::vector<int> members)
       : fabric(std::move(fab)),
@@ -436,7 +445,9 @@ struct sim_group {
         size(static_cast<int>(world_ranks.size())),
         splits(world_ranks.size()),
         split_results(world_ranks.size()),
-        checks(world_ranks.size(), collective_check_state{fabric->options.check_collectives, 0}) {}
+        checks(world_ranks.size(), collective_check_state{fabric->options.check_collectives, 0}),
+        topology(host_topologies(*fabric, world_ranks)),
+        caches(world_ranks.size()) {}
 
   struct split_request {
     int color = 0;
@@ -450,6 +461,8 @@ struct sim_group {
   std::vector<split_request> splits;
   std::vector<std::pair<std::shared_ptr<sim_group>, int>> split_results;
   std::vector<collective_check_state> checks;
+  std::vector<node_topology> topology;  // each rank's: the ranks of one host form a node
+  std::vector<group_cache> caches;      // each rank's
 
   sim_rank& rank(int group_rank) const { return fabric->rank(world_ranks[static_cast<std::size_t>(group_rank)]); }
 };

@@ -10,6 +10,7 @@
 #include <switchyard/transport/simulated/activity.hpp>
 #include <switchyard/transport/simulated/fabric.hpp>
 #include <switchyard/transport/simulated/request.hpp>
+#include <switchyard/transport/topology.hpp>
 #include <switchyard/transport/transport.hpp>
 
 #include <simgrid/Exception.hpp>
@@ -116,16 +117,23 @@ class simulated {
   /// Free under `compute_model::none`; `usage_error` for a negative or non-finite time.
   void compute(double seconds);
   /// The index of the simulated host this rank runs on.
-  [[nodiscard]] int host() const noexcept { return host_index_of(group_->rank(rank_)); }
+  [[nodiscard]] int host() const noexcept { return group_->rank(rank_).host_index; }
+  /// This rank's node: the ranks of the group on one simulated host form a node
+  /// (`simulated_options::ranks_per_host` of them, placed in blocks), numbered in the order of
+  /// their lowest rank. `algorithm::automatic` takes the hierarchical all-reduce on several hosts
+  /// with more than one rank on some host, and `strategy::aggregation::node` aggregates per host.
+  [[nodiscard]] node_topology topology() const noexcept { return group_->topology[static_cast<std::size_t>(rank_)]; }
+  /// What the collectives keep between calls on this group (see transport/topology.hpp), a fresh
+  /// one for each group made by `split`.
+  [[nodiscard]] transport::group_cache& group_cache() noexcept {
+    return group_->caches[static_cast<std::size_t>(rank_)];
+  }
 
  private:
   friend class simulated_world;
   simulated(std::shared_ptr<detail::sim_group> group, int rank, double start)
       : group_(std::move(group)), rank_(rank), start_(start) {}
 
-  [[nodiscard]] int host_index_of(const detail::sim_rank& r) const noexcept {
-    return r.world_rank / group_->fabric->options.ranks_per_host;
-  }
   [[nodiscard]] detail::sim_rank& self() const { return group_->rank(rank_); }
   template <arithmetic T>
   simulated_request post_send(std::span<const T> data, int destination, int tag);

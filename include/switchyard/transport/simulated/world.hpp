@@ -165,7 +165,8 @@ auto simulated_world::run(F&& f) {
     members[static_cast<std::size_t>(w)] = w;
     auto r = std::make_unique<detail::sim_rank>();
     r->world_rank = w;
-    r->host = hosts[static_cast<std::size_t>(w / per_host)];
+    r->host_index = w / per_host;
+    r->host = hosts[static_cast<std::size_t>(r->host_index)];
     r->inbox = sg4::Mailbox::by_name(detail::str("rank-", w));
     r->measure_cpu = options_.compute == compute_model::measured;
     r->pull_mutex = sg4::Mutex::create();

@@ -1,0 +1,58 @@
+#!/bin/sh
+# The simulated 64 x 16 cluster of docs/many-cores.md: 64 hosts of 16 ranks (1,024 ranks), 10 Gbit/s
+# links, calibrated compute. For each model (mlp, cnn): the all-reduce strategy with the flat ring,
+# the hierarchical all-reduce and what algorithm::automatic picks, and the synchronous co-located
+# parameter server aggregating per node (one shard per host) and per rank (one shard per rank).
+# Every run trains EPOCHS epochs of one step each (--batch 32 on the first HOSTS x 512 examples:
+# one full batch per rank), writes its summary and per-epoch log to OUT_DIR and the CPU seconds the
+# simulation took; the table at the end gives the simulated seconds of the last step, the
+# simulated samples per second of that step and the CPU seconds of the whole run.
+#
+#   examples/many_cores_sim.sh [BUILD_DIR [OUT_DIR [EPOCHS [MODELS [HOSTS]]]]]
+#
+# HOSTS (64 unless given) shrinks the cluster: HOSTS x 16 ranks, HOSTS x 16 x 32 examples.
+set -eu
+
+build=${1:-build}
+out=${2:-many-cores-sim}
+epochs=${3:-2}
+models=${4:-mlp cnn}
+hosts=${5:-64}
+cluster="--simulate $hosts --ranks-per-host 16 --link 10Gbps --sim-compute calibrated"
+run="$build/examples/fashion_mnist $cluster --batch 32 --train-limit $((hosts * 16 * 32)) --epochs $epochs --quiet"
+mkdir -p "$out"
+
+# One run: its name, then its options; CPU seconds (user + system) go to NAME.cpu.
+measure() {
+  name=$1
+  shift
+  # shellcheck disable=SC2086 # $run is a list of words
+  nice -n 19 /usr/bin/time -f '%U %S' -o "$out/$name.cpu" $run "$@" --summary "$out/$name.json" \
+    --log "$out/$name.csv" >/dev/null
+}
+
+for model in $models; do
+  for algorithm in ring hierarchical automatic; do
+    measure "$model-allreduce-$algorithm" --model "$model" --strategy allreduce --allreduce-algorithm "$algorithm"
+  done
+  for aggregate in node rank; do
+    measure "$model-ps-$aggregate" --model "$model" --strategy ps --servers colocated --consistency sync \
+      --ps-aggregate "$aggregate"
+  done
+done
+
+python3 - "$out" $models <<'EOF'
+import csv, sys
+out, models = sys.argv[1], sys.argv[2:]
+runs = ["allreduce-ring", "allreduce-hierarchical", "allreduce-automatic", "ps-node", "ps-rank"]
+print("| model | run | simulated s / step (last) | samples/s (simulated) | CPU s (whole run) |")
+print("|---|---|---:|---:|---:|")
+for model in models:
+    for run in runs:
+        name = f"{out}/{model}-{run}"
+        last = list(csv.DictReader(open(name + ".csv")))[-1]
+        rate = float(last["samples_per_second"])
+        step = int(last["samples"]) / rate  # the CSV's train_seconds has 3 decimals only
+        cpu = sum(float(x) for x in open(name + ".cpu").read().split()[-2:])
+        print(f"| {model} | {run} | {step:.4f} | {rate:,.0f} | {cpu:.0f} |")
+EOF
