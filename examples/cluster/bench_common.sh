@@ -6,9 +6,9 @@
 #
 # It reads the benchmark's arguments [BUILD_DIR [OUT_DIR]] (BUILD_DIR defaults to build) and sets
 # `emulate` (the emulator), `build` (BUILD_DIR), `out` (OUT_DIR, made and absolute), `hosts`
-# (HOSTS, default 4) and the array `extra` (the words of EXTRA: more options for every run). It
-# tears the cluster down when the script ends, however it ends. `cluster_up` brings up `hosts`
-# hosts of CPU (default 0.5) cores at LINK (1gbit), with SLOW (HOST:SHARE, default none) slowed.
+# (HOSTS, default 4) and the array `extra` (the words of EXTRA: more options for every run).
+# `cluster_up` brings up `hosts` hosts of CPU (default 0.5) cores at LINK (1gbit), with SLOW
+# (HOST:SHARE, default none) slowed, and tears them down when the script ends, however it ends.
 
 # shellcheck disable=SC2034  # the variables are for the script that sources this file
 emulate="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/emulate"
@@ -19,10 +19,9 @@ read -r -a extra <<<"${EXTRA:-}"
 mkdir -p "$out"
 out=$(realpath "$out")
 
-trap '"$emulate" down >/dev/null 2>&1 || true' EXIT
-trap 'exit 130' INT TERM
-
 cluster_up() {
+  trap '"$emulate" down >/dev/null 2>&1 || true' EXIT
+  trap 'exit 130' INT TERM
   local slow=()
   if [[ -n ${SLOW:-} ]]; then slow=(--slow "$SLOW"); fi
   "$emulate" up "$hosts" --cpu "${CPU:-0.5}" --link "${LINK:-1gbit}" "${slow[@]}"
