@@ -108,7 +108,7 @@ struct simulated_options {
   /// M x byte_cost on the sender's host after it is posted (while it flows) and on the receiver's
   /// host once it arrived, through the host's cores and speed factor, under every compute model.
   /// Messages between ranks of one host cost nothing. 0 (the default): communication costs no
-  /// CPU. About 2.5e-9 was measured for Open MPI's TCP path on this project's emulated cluster
+  /// CPU. About 0.8e-9 was measured for Open MPI's TCP path on this project's emulated cluster
   /// (docs/simulation.md#the-cpu-cost-of-communication).
   double byte_cost = 0;
   /// Whether `algorithm::automatic` takes the transport's native all-reduce and reduce-scatter
