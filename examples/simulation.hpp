@@ -31,16 +31,20 @@ struct simulation_settings {
   std::vector<std::string> slow;  ///< HOST:FACTOR[@FROM-TO], each
   std::string platform;
   std::string compute = "measured";  ///< measured, calibrated or calibrated:SECONDS
+  std::string byte_cost = "0";       ///< CPU per byte sent or received between hosts: 2.5ns/B or 2.5e-9
+  std::string network = "cm02";      ///< SimGrid's network model: cm02 or lv08
   bool on = false;                   ///< --simulate was given
 };
 
 /// The options besides --simulate that only a simulated run reads (strategy_comparison's --slow
 /// records an emulated cluster's slow host without --simulate, so it is not among them there).
 inline const std::vector<std::string>& simulation_only_options(bool slow_too) {
-  static const std::vector<std::string> with_slow{"--link",  "--latency",     "--ranks-per-host",
-                                                  "--slow",  "--platform",    "--sim-compute"};
-  static const std::vector<std::string> without_slow{"--link", "--latency", "--ranks-per-host", "--platform",
-                                                     "--sim-compute"};
+  static const std::vector<std::string> with_slow{"--link",        "--latency",       "--ranks-per-host",
+                                                  "--slow",        "--platform",      "--sim-compute",
+                                                  "--sim-byte-cost", "--sim-network"};
+  static const std::vector<std::string> without_slow{"--link",        "--latency",       "--ranks-per-host",
+                                                     "--platform",    "--sim-compute",   "--sim-byte-cost",
+                                                     "--sim-network"};
   return slow_too ? with_slow : without_slow;
 }
 
@@ -93,6 +97,20 @@ inline std::optional<double> parse_sim_compute(const std::string& text) {
       "expected measured, calibrated or calibrated:SECONDS (the cost of a step, above 0), got '{}'", text));
 }
 
+/// --sim-byte-cost TIME/B or SECONDS: the CPU seconds per byte of a message between hosts, such as
+/// 2.5ns/B (a duration with its unit, per byte) or 2.5e-9 (seconds).
+inline double parse_byte_cost(const std::string& text) {
+  if (text.ends_with("/B")) return sy::transport::parse_duration(text.substr(0, text.size() - 2), "--sim-byte-cost");
+  const std::optional<double> seconds = finite_number(text);
+  if (!seconds || *seconds < 0.0) {
+    throw sy::usage_error(fmt::format(
+        "--sim-byte-cost takes the CPU time per byte, not negative: a duration per byte such as 2.5ns/B or seconds "
+        "such as 2.5e-9, got '{}'",
+        text));
+  }
+  return *seconds;
+}
+
 inline void add_simulation_options(CLI::App& app, simulation_settings& s, bool slow_too) {
   app.add_option("--simulate", s.hosts,
                  "Run the ranks on a simulated cluster of HOSTS hosts (SimGrid: transport::simulated), one star "
@@ -117,6 +135,14 @@ inline void add_simulation_options(CLI::App& app, simulation_settings& s, bool s
                  "With --simulate: measured (a rank's CPU time between two messages), calibrated (each step costs what "
                  "a step took before the run; repeatable to the bit) or calibrated:SECONDS")
       ->check(parsed_by(parse_sim_compute, "MODE"))
+      ->capture_default_str();
+  app.add_option("--sim-byte-cost", s.byte_cost,
+                 "With --simulate: CPU time per byte that a message between two hosts costs its sender and its "
+                 "receiver, on their hosts (2.5ns/B, or seconds per byte); 0: communication costs no CPU")
+      ->check(parsed_by(parse_byte_cost, "TIME/B"))
+      ->capture_default_str();
+  app.add_option("--sim-network", s.network, "With --simulate: SimGrid's network model (docs/simulation.md)")
+      ->check(CLI::IsMember({"cm02", "lv08"}))
       ->capture_default_str();
 }
 
@@ -169,6 +195,8 @@ inline sy::transport::simulated_options simulation_options(const simulation_sett
     }
     o.platform.speeds.push_back(speed);
   }
+  o.byte_cost = parse_byte_cost(s.byte_cost);
+  o.network = s.network == "lv08" ? sy::transport::network_model::lv08 : sy::transport::network_model::cm02;
   o.compute = parse_sim_compute(s.compute) ? sy::transport::compute_model::calibrated
                                            : sy::transport::compute_model::measured;
   return o;
@@ -194,6 +222,8 @@ inline json simulation_json(const simulation_settings& s, double step_seconds) {
           {"platform", star ? json(nullptr) : json(s.platform)},
           {"slow", std::move(slow)},
           {"compute", step_seconds > 0 ? "calibrated" : "measured"},
+          {"byte_cost", parse_byte_cost(s.byte_cost)},
+          {"network", s.network},
           {"step_seconds", step_seconds > 0 ? json(step_seconds) : json(nullptr)}};
 }
 

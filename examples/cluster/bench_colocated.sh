@@ -15,22 +15,11 @@
 # "--train-limit 20000"). Needs root (examples/cluster/emulate).
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-emulate="$here/emulate"
-build=${1:-build}
-out=${2:-bench-colocated}
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=bench_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_common.sh" bench-colocated "$@"
 program=$(realpath "$build/examples/fashion_mnist")
-hosts=${HOSTS:-4}
-mkdir -p "$out"
-out=$(realpath "$out")
-
-trap '"$emulate" down >/dev/null 2>&1 || true' EXIT
-trap 'exit 130' INT TERM
-
-slow=()
-if [[ -n ${SLOW:-} ]]; then slow=(--slow "$SLOW"); fi
-read -r -a extra <<<"${EXTRA:-}"
-"$emulate" up "$hosts" --cpu "${CPU:-0.5}" --link "${LINK:-1gbit}" "${slow[@]}"
+cluster_up
 for model in ${MODELS:-mlp cnn}; do
   if [[ $model == mlp ]]; then epochs=${EPOCHS_MLP:-2}; else epochs=${EPOCHS_CNN:-1}; fi
   for run in $(seq 1 "${RUNS:-3}"); do

@@ -12,21 +12,13 @@
 # (examples/cluster/emulate).
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-emulate="$here/emulate"
-build=${1:-build}
-out=${2:-bench-placement}
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=bench_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_common.sh" bench-placement "$@"
 bench=$(realpath "$build/examples/allreduce_bench")
 per_host=${K:-2}
 sizes=${SIZES:-1mb}
-read -r -a extra <<<"${EXTRA:-}"
-mkdir -p "$out"
-out=$(realpath "$out")
-
-trap '"$emulate" down >/dev/null 2>&1 || true' EXIT
-trap 'exit 130' INT TERM
-
-"$emulate" up "${HOSTS:-4}" --cpu "${CPU:-0.5}" --link "${LINK:-1gbit}"
+cluster_up
 "$emulate" status >"$out/cluster.txt"
 for run in $(seq 1 "${RUNS:-3}"); do
   for layout in flat round-robin by-node; do

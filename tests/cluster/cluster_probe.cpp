@@ -19,6 +19,11 @@
 //                                            for COMPUTE_MS with no MPI call before it waits, as a
 //                                            pipelined worker does; how long rank 1 waited for the
 //                                            message in each trial, and their median
+//   cluster_probe stream BYTES MESSAGES     rank 0 sends MESSAGES messages of BYTES to rank 1, one
+//                                            after the other; each rank's wall and CPU seconds
+//                                            (user and system, waits included) over the stream and
+//                                            its CPU seconds per byte: the per-byte cost of
+//                                            sending and of receiving (simulated_options::byte_cost)
 //
 // Rank 0 prints every result, one `key value` record per line, for the shell tests to parse.
 #include <switchyard/collective/allreduce.hpp>
@@ -155,6 +160,13 @@ int topology(sy::transport::mpi& t, int trials) {
   return 0;
 }
 
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
 int compute(sy::transport::mpi& t, long long iterations, const std::vector<int>& sleepers) {
   const bool sleeps = std::find(sleepers.begin(), sleepers.end(), t.rank()) != sleepers.end();
   t.barrier();
@@ -178,11 +190,7 @@ int compute(sy::transport::mpi& t, long long iterations, const std::vector<int>&
   // A sleeping rank waits here for the others, under the job's wait policy (the emulator's
   // `run` makes it passive); the gather after it finds everyone there.
   t.barrier();
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const double mine[3] = {seconds, loop_cpu,
-                          static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                              1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)};
+  const double mine[3] = {seconds, loop_cpu, process_cpu_seconds()};
   std::vector<double> all(3 * static_cast<std::size_t>(t.size()));
   MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (t.rank() == 0) {
@@ -239,6 +247,41 @@ std::vector<int> rank_list(std::string_view text) {
   return ranks;
 }
 
+int stream(sy::transport::mpi& t, std::size_t bytes, int messages) {
+  if (t.size() != 2) {
+    std::fprintf(stderr, "cluster_probe stream: needs 2 ranks, has %d\n", t.size());
+    return 2;
+  }
+  std::vector<std::uint8_t> message(bytes, static_cast<std::uint8_t>(t.rank()));
+  const auto run = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      if (t.rank() == 0) {
+        t.send(std::span<const std::uint8_t>(message), 1, 1);
+      } else {
+        t.recv(std::span<std::uint8_t>(message), 0, 1);
+      }
+    }
+  };
+  run(1);  // connections made and TCP's window opened before any timing
+  t.barrier();
+  const auto start = probe_clock::now();
+  const double cpu_start = process_cpu_seconds();
+  run(messages);
+  const double mine[2] = {std::chrono::duration<double>(probe_clock::now() - start).count(),
+                          process_cpu_seconds() - cpu_start};
+  double all[4] = {};
+  MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (t.rank() == 0) {
+    const double total = static_cast<double>(bytes) * messages;
+    std::printf("bytes %.0f\n", total);
+    for (int r = 0; r < 2; ++r) {
+      std::printf("rank %d %s seconds %.4f cpu_s %.4f cpu_ns_per_byte %.4f\n", r, r == 0 ? "send" : "receive",
+                  all[2 * r], all[2 * r + 1], all[2 * r + 1] / total * 1e9);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -258,10 +301,13 @@ int main(int argc, char** argv) {
   if (args.size() == 4 && args[0] == "overlap" && std::stoi(std::string(args[3])) > 0) {
     return overlap(t, std::stoull(std::string(args[1])), std::stod(std::string(args[2])), std::stoi(std::string(args[3])));
   }
+  if (args.size() == 3 && args[0] == "stream" && std::stoi(std::string(args[2])) > 0) {
+    return stream(t, std::stoull(std::string(args[1])), std::stoi(std::string(args[2])));
+  }
   if (t.rank() == 0) {
     std::fprintf(stderr,
                  "usage: cluster_probe where | topology TRIALS | ping BYTES TRIALS | compute ITERATIONS [--sleep RANK,...] | overlap BYTES "
-                 "COMPUTE_MS TRIALS\n");
+                 "COMPUTE_MS TRIALS | stream BYTES MESSAGES\n");
   }
   return 2;
 }

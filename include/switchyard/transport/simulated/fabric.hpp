@@ -61,6 +61,7 @@ struct sim_message {
   std::size_t element_size = 1;
   const void* element_type = nullptr;
   bool abort_notice = false;  // a failing rank's word to the others, not data
+  bool remote = false;        // between two hosts: its bytes cost CPU at both ends (byte_cost)
   std::size_t bytes = 0;
   std::size_t capacity = 0;
   std::unique_ptr<std::byte[]> payload;
@@ -294,6 +295,12 @@ inline void charge_compute(sim_activity& a) {
 // rank's calling activity.
 inline void charge(sim_rank& r, double seconds) { execute_seconds(activity_of(r), seconds); }
 
+// Runs the CPU time that sending or receiving a message of `bytes` between two hosts costs
+// (simulated_options::byte_cost) on the host of the calling activity of rank `r`.
+inline void charge_bytes(const sim_fabric& fabric, sim_rank& r, std::size_t bytes, bool remote) {
+  if (remote) execute_seconds(activity_of(r), fabric.options.byte_cost * static_cast<double>(bytes));
+}
+
 // Opens every transport call of a rank: the CPU time the calling activity used since its clock
 // last started runs on its host first (compute_model::measured), as `this_actor::execute` of that many seconds
 // at this machine's speed, so a host of speed factor f takes 1/f of it and ranks that share a
@@ -338,6 +345,7 @@ inline void take_next(sim_fabric& fabric, sim_rank& r, const sim_operation& what
     fabric.message_pool.release(m);
   }
   check_not_aborted(fabric, r, what);
+  charge_bytes(fabric, r, m->bytes, m->remote);
   deliver(fabric, r, m);
 }
 
@@ -401,6 +409,7 @@ inline sim_message* new_message(sim_fabric& fabric, std::uint64_t group, int sou
   m->source = source;
   m->tag = tag;
   m->abort_notice = false;
+  m->remote = false;
   return m;
 }
 

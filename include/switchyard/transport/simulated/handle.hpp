@@ -159,8 +159,11 @@ simulated_request simulated::post_send(std::span<const T> data, int destination,
   m->element_type = &detail::element_type_tag<T>;
   if (!data.empty()) std::memcpy(m->data(), data.data(), data.size_bytes());
   detail::sim_rank& me = self();
-  simgrid::s4u::CommPtr comm = detail::blocking(
-      me, [&] { return detail::post(fabric, m, group_->world_ranks[static_cast<std::size_t>(destination)]); });
+  const int to = group_->world_ranks[static_cast<std::size_t>(destination)];
+  m->remote = fabric.rank(to).host != me.host;
+  const bool remote = m->remote;
+  simgrid::s4u::CommPtr comm = detail::blocking(me, [&] { return detail::post(fabric, m, to); });
+  detail::charge_bytes(fabric, me, data.size_bytes(), remote);
   return simulated_request(group_, rank_, std::move(comm),
                            {detail::sim_operation::kind::send, data.size(), destination, tag});
 }

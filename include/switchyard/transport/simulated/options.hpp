@@ -103,6 +103,14 @@ struct simulated_options {
   network_model network = network_model::cm02;
   bool cross_traffic = false;
   compute_model compute = compute_model::measured;
+  /// CPU seconds (of this machine, at speed factor 1) that sending or receiving one byte between
+  /// two hosts costs, as a network stack's copies and system calls do: a message of M bytes runs
+  /// M x byte_cost on the sender's host after it is posted (while it flows) and on the receiver's
+  /// host once it arrived, through the host's cores and speed factor, under every compute model.
+  /// Messages between ranks of one host cost nothing. 0 (the default): communication costs no
+  /// CPU. About 0.8e-9 was measured for Open MPI's TCP path on this project's emulated cluster
+  /// (docs/simulation.md#the-cpu-cost-of-communication).
+  double byte_cost = 0;
   /// Whether `algorithm::automatic` takes the transport's native all-reduce and reduce-scatter
   /// (a direct exchange that folds in rank order, bitwise the in-process result) over the ring
   /// and recursive doubling. Its p(p - 1) messages cost simulation time at hundreds of hosts.

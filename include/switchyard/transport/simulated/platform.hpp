@@ -27,11 +27,14 @@ namespace switchyard::transport::detail {
 // Raises `usage_error` for anything in `options` that cannot make a cluster, before any engine
 // exists: no hosts, rates without units or below zero, more ranks than a host has cores, a speed
 // factor for a host that does not exist or with a platform file, speed windows that end before they
-// begin or overlap, a platform file that cannot be read.
+// begin or overlap, a platform file that cannot be read, a negative or infinite byte cost.
 inline void check_options(const simulated_options& options) {
   const simulated_platform& p = options.platform;
   if (options.ranks_per_host < 1) {
     raise<usage_error>(str("simulated_options::ranks_per_host must be at least 1, got ", options.ranks_per_host));
+  }
+  if (!(options.byte_cost >= 0) || !std::isfinite(options.byte_cost)) {
+    raise<usage_error>(str("simulated_options::byte_cost must be finite and not negative, got ", options.byte_cost));
   }
   if (!p.file.empty()) {
     if (!p.speeds.empty()) {
