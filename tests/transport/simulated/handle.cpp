@@ -124,6 +124,44 @@ TEST_CASE("simulated.handle.native: fold in rank order, finalize once, at every 
   }
 }
 
+// Values whose sum depends on the order they are added in.
+static float uneven_value(int rank, std::size_t i) {
+  return static_cast<float>((rank * 7919 + static_cast<int>(i) * 104729) % 1009) * 1e-3F + (rank % 3 == 0 ? 1e4F : 0.0F);
+}
+
+TEST_CASE("simulated.handle.native_window: more ranks than the window, buffers shorter than, as long as and "
+          "longer than the group: every rank ends with the rank-order sum, and empty blocks cost no message" *
+          doctest::timeout(120)) {
+  sy::transport::simulated_options o = quiet();
+  o.check_collectives = false;
+  const auto window = static_cast<int>(sy::transport::detail::native_window);
+  for (int hosts : {window + 1, 2 * window + 5}) {
+    const auto n = static_cast<std::size_t>(hosts);
+    for (std::size_t length : {std::size_t{3}, n, 2 * n + 3}) {
+      CAPTURE(hosts);
+      CAPTURE(length);
+      o.platform.hosts = hosts;
+      sy::transport::simulated_world world(o);
+      const auto results = world.run([length](simulated& t) {
+        std::vector<float> data(length);
+        for (std::size_t i = 0; i < length; ++i) data[i] = uneven_value(t.rank(), i);
+        t.native_allreduce(std::span<float>(data), sy::ops::average{});
+        return data;
+      });
+      std::vector<float> expected(length);
+      for (std::size_t i = 0; i < length; ++i) {
+        float total = uneven_value(0, i);
+        for (int r = 1; r < hosts; ++r) total = total + uneven_value(r, i);
+        expected[i] = sy::ops::average::finalize(total, hosts);
+      }
+      for (const std::vector<float>& r : results) CHECK(r == expected);
+      // Each non-empty block goes to its owner from every other rank and back to every other rank.
+      const std::size_t blocks = std::min(length, n);
+      CHECK(world.messages() == 2 * blocks * (n - 1));
+    }
+  }
+}
+
 TEST_CASE("simulated.handle.errors: a peer outside the group, sizes and types that do not match" * doctest::timeout(60)) {
   sy::transport::run_simulated(2, [](simulated& t) {
     std::vector<float> f(3);

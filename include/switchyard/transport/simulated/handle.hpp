@@ -79,7 +79,8 @@ class simulated {
 
   /// Native all-reduce: every rank sends block b of its buffer to rank b, which folds the blocks
   /// in rank order (the in-process transport's order, so the same bits) and sends the result to
-  /// every rank.
+  /// every rank. Empty blocks are not sent, and a rank has at most `detail::native_window` sends
+  /// and as many receives under way (see `simulated_options::native_collectives`).
   template <arithmetic T, class Op>
   void native_allreduce(std::span<T> data, Op op);
   /// Native reduce-scatter: the first half of the native all-reduce; returns this rank's block.
@@ -141,6 +142,8 @@ class simulated {
   simulated_request post_receive(std::span<T> data, int source, int tag, bool exact);
   template <arithmetic T, class Op>
   switchyard::block fold_blocks(std::span<T> data, Op op);
+  template <class Send, class Receive>
+  void exchange_with_all(Send send_to, Receive receive_from);
 
   std::shared_ptr<detail::sim_group> group_;
   int rank_;
@@ -263,27 +266,46 @@ inline simulated simulated::split(int color, int key) {
   return simulated(std::move(child), child_rank, start_);
 }
 
+template <class Send, class Receive>
+void simulated::exchange_with_all(Send send_to, Receive receive_from) {
+  const int n = size();
+  detail::request_window sends;
+  detail::request_window receives;
+  // At step j a rank sends to the j-th rank after it and receives from the j-th before it, which
+  // sends to it at its own step j: messages come in the order their receives are posted, and a
+  // rank that waits for the receive of step j waits for a send its peer posts without waiting
+  // for any receive after step j - native_window, so the windows cannot deadlock.
+  for (int j = 1; j < n; ++j) {
+    sends.push([&] { return send_to((rank_ + j) % n); });
+    receives.push([&] { return receive_from((rank_ - j + n) % n); });
+  }
+  receives.wait_all();
+  sends.wait_all();
+}
+
 template <arithmetic T, class Op>
 switchyard::block simulated::fold_blocks(std::span<T> data, Op op) {
   const int n = size();
   const auto parts = static_cast<std::size_t>(n);
-  const switchyard::block mine = switchyard::block_of(data.size(), parts, static_cast<std::size_t>(rank_));
+  const auto block = [&](int r) { return switchyard::block_of(data.size(), parts, static_cast<std::size_t>(r)); };
+  const switchyard::block mine = block(rank_);
   // Every rank's copy of my block, by rank.
   std::vector<std::byte>& storage = self().native_scratch;
   storage.resize(std::max(storage.size(), mine.size * parts * sizeof(T)));
   const std::span<T> others(reinterpret_cast<T*>(storage.data()), mine.size * parts);
-  std::vector<simulated_request> sends;
-  std::vector<simulated_request> receives;
-  sends.reserve(parts);
-  receives.reserve(parts);
-  for (int r = 0; r < n; ++r) {
-    if (r == rank_) continue;
-    const switchyard::block theirs = switchyard::block_of(data.size(), parts, static_cast<std::size_t>(r));
-    sends.push_back(post_send(std::span<const T>(data.subspan(theirs.offset, theirs.size)), r, detail::native_reduce_tag));
-    receives.push_back(post_receive(others.subspan(static_cast<std::size_t>(r) * mine.size, mine.size), r,
-                                    detail::native_reduce_tag, true));
-  }
-  for (simulated_request& r : receives) r.wait();
+  // An empty block goes nowhere: a buffer of k < n elements costs k messages a rank, not n - 1.
+  exchange_with_all(
+      [&](int r) {
+        const switchyard::block theirs = block(r);
+        return theirs.size == 0 ? simulated_request()
+                                : post_send(std::span<const T>(data.subspan(theirs.offset, theirs.size)), r,
+                                            detail::native_reduce_tag);
+      },
+      [&](int r) {
+        return mine.size == 0 ? simulated_request()
+                              : post_receive(others.subspan(static_cast<std::size_t>(r) * mine.size, mine.size), r,
+                                             detail::native_reduce_tag, true);
+      });
   const std::span<T> own = data.subspan(mine.offset, mine.size);
   std::copy(own.begin(), own.end(), others.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rank_) * mine.size));
   for (std::size_t i = 0; i < mine.size; ++i) {
@@ -292,7 +314,6 @@ switchyard::block simulated::fold_blocks(std::span<T> data, Op op) {
     own[i] = acc;
   }
   finalize_all<Op>(own, n);
-  for (simulated_request& s : sends) s.wait();
   return mine;
 }
 
@@ -304,16 +325,19 @@ void simulated::native_allreduce(std::span<T> data, Op op) {
     finalize_all<Op>(data, 1);
     return;
   }
+  const auto block = [&](int r) { return switchyard::block_of(data.size(), static_cast<std::size_t>(n), static_cast<std::size_t>(r)); };
   const switchyard::block mine = fold_blocks(data, op);
-  std::vector<simulated_request> requests;
-  requests.reserve(2 * static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    if (r == rank_) continue;
-    const switchyard::block theirs = switchyard::block_of(data.size(), static_cast<std::size_t>(n), static_cast<std::size_t>(r));
-    requests.push_back(post_send(std::span<const T>(data.subspan(mine.offset, mine.size)), r, detail::native_gather_tag));
-    requests.push_back(post_receive(data.subspan(theirs.offset, theirs.size), r, detail::native_gather_tag, true));
-  }
-  for (simulated_request& r : requests) r.wait();
+  exchange_with_all(
+      [&](int r) {
+        return mine.size == 0 ? simulated_request()
+                              : post_send(std::span<const T>(data.subspan(mine.offset, mine.size)), r,
+                                          detail::native_gather_tag);
+      },
+      [&](int r) {
+        const switchyard::block theirs = block(r);
+        return theirs.size == 0 ? simulated_request()
+                                : post_receive(data.subspan(theirs.offset, theirs.size), r, detail::native_gather_tag, true);
+      });
 }
 
 template <arithmetic T, class Op>

@@ -9,8 +9,10 @@
 #include <simgrid/s4u/Comm.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <utility>
+#include <vector>
 
 namespace switchyard::transport {
 
@@ -137,5 +139,40 @@ inline void simulated_request::retire() noexcept {
   }
   group_ = nullptr;
 }
+
+namespace detail {
+
+// Most sends, and most receives, a rank of a simulated world has under way in a native
+// collective. SimGrid 3.32 walks an actor's whole list of unfinished activities each time one of
+// them completes, so p - 1 sends posted at once would cost O(p) each: O(p^3) for a collective of
+// p ranks, hours at 1,024.
+inline constexpr std::size_t native_window = 32;
+
+// The requests of one direction of a native collective, at most `native_window` under way: with
+// the window full, the oldest completes before the next is posted.
+class request_window {
+ public:
+  request_window() { slots_.reserve(native_window); }
+  // Posts the request `post()` returns.
+  template <class Post>
+  void push(Post post) {
+    if (slots_.size() < native_window) {
+      slots_.push_back(post());
+      return;
+    }
+    slots_[oldest_].wait();
+    slots_[oldest_] = post();
+    oldest_ = (oldest_ + 1) % native_window;
+  }
+  void wait_all() {
+    for (simulated_request& r : slots_) r.wait();
+  }
+
+ private:
+  std::vector<simulated_request> slots_;
+  std::size_t oldest_ = 0;
+};
+
+}  // namespace detail
 
 }  // namespace switchyard::transport
