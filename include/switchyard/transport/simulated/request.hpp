@@ -145,7 +145,7 @@ namespace detail {
 // Most sends, and most receives, a rank of a simulated world has under way in a native
 // collective. SimGrid 3.32 walks an actor's whole list of unfinished activities each time one of
 // them completes, so p - 1 sends posted at once would cost O(p) each: O(p^3) for a collective of
-// p ranks, hours at 1,024.
+// p ranks (one mlp step at 1,024 ranks ran over 18 CPU minutes).
 inline constexpr std::size_t native_window = 32;
 
 // The requests of one direction of a native collective, at most `native_window` under way: with
