@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Runs examples/simulation/scale.sh on a tiny grid (4 hosts, the mlp at 10 Gbit/s, three
+strategies, with and without the slow host, 4 steps) and checks:
+
+- every run wrote its summary, log and CPU seconds, and the summaries describe the grid (hosts,
+  link, slow host, strategy, the steps per worker of one epoch);
+- scale_table.py prints one row per run, in the grid's order, and writes the plot data;
+- a second call runs nothing (its runs are there), and a run that fails fails the script and
+  leaves no summary;
+- scale.gp draws the figure, when gnuplot is installed.
+
+    scale.py FASHION_MNIST SCALE_SH SCALE_TABLE_PY SCALE_GP
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+binary, script, table, plot = sys.argv[1:5]
+strategies = ["automatic", "ps1", "ps-ar"]
+steps, batch = 4, 32
+grid = {"HOSTS": "4", "MODELS": "mlp", "LINKS": "10Gbps", "STRATEGIES": " ".join(strategies),
+        "SLOW": "none 1:0.25", "STEPS": str(steps), "BATCH": str(batch), "FASHION_MNIST": binary}
+
+
+def scale(out, **more):
+    env = dict(os.environ, OUT=out, **grid)
+    env.update(more)
+    return subprocess.run(["sh", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+with tempfile.TemporaryDirectory() as work:
+    out = os.path.join(work, "scale")
+    first = scale(out)
+    print(first.stdout)
+    assert first.returncode == 0, first.returncode
+    names = [f"mlp-10Gbps-h4-{slow}-{s}" for slow in ("none", "1_0.25") for s in strategies]
+    for name in names:
+        for ext in ("json", "csv", "cpu", "out"):
+            assert os.path.isfile(os.path.join(out, f"{name}.{ext}")), (name, ext, sorted(os.listdir(out)))
+        summary = json.load(open(os.path.join(out, name + ".json")))
+        sim = summary["simulation"]
+        assert (sim["hosts"], sim["link"], sim["compute"]) == (4, "10Gbps", "calibrated"), sim
+        assert sim["slow"] == ([] if "-none-" in name else [{"host": 1, "factor": 0.25}]), sim
+        workers = 3 if name.endswith("ps1") else 4
+        assert summary["train_examples"] == workers * batch * steps and summary["epochs"] == 1, summary
+        assert summary["simulated_seconds"] > 0 and summary["test_accuracy"] > 0.1, summary
+    switch = json.load(open(os.path.join(out, names[2] + ".json")))
+    assert switch["strategy"] == "ps>allreduce" and len(switch["switches"]) == 1, switch
+
+    rows = subprocess.run([sys.executable, table, out, "--expect", str(len(names))], check=True,
+                          stdout=subprocess.PIPE, text=True).stdout.splitlines()
+    print("\n".join(rows))
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows[2:]]
+    assert [(c[3], c[4]) for c in cells] == [(slow, s) for slow in ("none", "1:0.25") for s in strategies], cells
+    assert all(c[:3] == ["mlp", "10Gbps", "4"] and float(c[5].replace(",", "")) > 0 for c in cells), cells
+    assert os.path.isfile(os.path.join(out, "plot-mlp-10Gbps-none.dat")), os.listdir(out)
+
+    again = scale(out)
+    assert again.returncode == 0 and "scale.sh: mlp" not in again.stdout, again.stdout
+
+    broken = os.path.join(work, "broken")
+    failed = scale(broken, STRATEGIES="automatic", SLOW="none", EXTRA="--lr nan")
+    print(failed.stdout)
+    assert failed.returncode != 0 and "--lr" in failed.stdout, failed.stdout
+    assert not [f for f in os.listdir(broken) if f.endswith(".json")], os.listdir(broken)
+    unknown = scale(broken, STRATEGIES="tree")
+    assert unknown.returncode != 0 and "unknown strategy 'tree'" in unknown.stdout, unknown.stdout
+
+    if shutil.which("gnuplot"):
+        svg = os.path.join(work, "scaling.svg")
+        subprocess.run(["gnuplot", "-e", f"dir='{out}'; output='{svg}'; columns='mlp-10Gbps'", plot], check=True)
+        assert "<svg" in open(svg).read(), svg
