@@ -2,8 +2,10 @@
 """The table and plot data of examples/simulation/scale.sh: reads its output directory OUT and
 
 - prints a markdown table, one row per run: model, link, hosts, slow host, strategy, simulated
-  samples per second, simulated seconds of the epoch, final test accuracy, switches made and the
-  CPU seconds the simulation took (--pivot: the samples per second only, one column per strategy);
+  samples per second and seconds of the epoch's training (the trainer's train_seconds: the
+  training examples over the rate), the simulated seconds of the whole run (simulated_seconds:
+  the start, the training and the epoch's end), final test accuracy, switches made and the CPU
+  seconds the simulation took (--pivot: the samples per second only, one column per strategy);
 - writes OUT/plot-MODEL-LINK-SLOW.dat for examples/simulation/scale.gp: one row per host count,
   the hosts then the samples per second of each strategy ("?" where a run is missing).
 
@@ -53,6 +55,7 @@ def read_run(out, name):
         "rate": rate,
         # The summary's train_seconds has 3 decimals; its rate is exact.
         "epoch": summary["train_examples"] / rate if rate > 0 else float("nan"),
+        "run": summary["simulated_seconds"],
         "accuracy": summary["test_accuracy"],
         "switches": len(summary["switches"]),
         "cpu": cpu,
@@ -68,11 +71,11 @@ def order(run):
 
 def print_table(runs):
     print("| model | link | hosts | slow host | strategy | samples/s (simulated) | s/epoch (simulated) "
-          "| test accuracy | switches | CPU s |")
-    print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+          "| run s (simulated) | test accuracy | switches | CPU s |")
+    print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in runs:
         print(f"| {r['model']} | {r['link']} | {r['hosts']} | {r['slow']} | {r['strategy']} | {r['rate']:,.0f} "
-              f"| {r['epoch']:.4g} | {100 * r['accuracy']:.2f}% | {r['switches']} | {r['cpu']:.1f} |")
+              f"| {r['epoch']:.4g} | {r['run']:.4g} | {100 * r['accuracy']:.2f}% | {r['switches']} | {r['cpu']:.1f} |")
 
 
 def strategies_of(runs):
