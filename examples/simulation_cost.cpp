@@ -95,6 +95,8 @@ void run(const settings& s) {
       for (int step = 0; step < s.steps; ++step) {
         if (s.mode == "ring") {
           sy::collective::allreduce(t, gradient, sy::ops::sum{}, sy::algorithm::ring{});
+        } else if (s.mode == "native") {
+          sy::collective::allreduce(t, gradient, sy::ops::sum{}, sy::algorithm::native{});
         } else {
           sy::collective::allreduce(t, gradient, sy::ops::sum{}, sy::algorithm::automatic{});
         }
@@ -116,8 +118,9 @@ void run(const settings& s) {
 int main(int argc, char** argv) {
   settings s;
   CLI::App app{"Wall time per simulated message of transport::simulated (compute free)"};
-  app.add_option("--mode", s.mode, "ring (algorithm::ring pinned), automatic, or ps (dedicated servers)")
-      ->check(CLI::IsMember({"ring", "automatic", "ps"}));
+  app.add_option("--mode", s.mode,
+                 "ring or native (the algorithm pinned), automatic, or ps (dedicated servers)")
+      ->check(CLI::IsMember({"ring", "native", "automatic", "ps"}));
   app.add_option("--hosts", s.hosts, "simulated hosts, one rank each")->check(CLI::Range(1, 1 << 16));
   app.add_option("--steps", s.steps, "all-reduces, or parameter-server steps")->check(CLI::Range(1, 1 << 20));
   app.add_option("--elements", s.elements, "floats per buffer (default: the mlp's parameters)");

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -158,6 +159,41 @@ TEST_CASE("simulated.handle.native_window: more ranks than the window, buffers s
       // Each non-empty block goes to its owner from every other rank and back to every other rank.
       const std::size_t blocks = std::min(length, n);
       CHECK(world.messages() == 2 * blocks * (n - 1));
+    }
+  }
+}
+
+TEST_CASE("simulated.handle.native_max_ranks: automatic takes the native all-reduce in groups up to the limit, "
+          "the ring above it" * doctest::timeout(120)) {
+  sy::transport::simulated_options o = quiet();
+  o.check_collectives = false;
+  o.platform.hosts = 5;
+  const int hosts = o.platform.hosts;
+  const std::size_t length = std::size_t{1} << 15;  // 128 KiB of floats: the ring's size, not recursive doubling's
+  std::vector<float> rank_order(length);
+  for (std::size_t i = 0; i < length; ++i) {
+    float total = uneven_value(0, i);
+    for (int r = 1; r < hosts; ++r) total = total + uneven_value(r, i);
+    rank_order[i] = total;
+  }
+  for (int limit : {5, 4}) {
+    CAPTURE(limit);
+    o.native_max_ranks = limit;
+    sy::transport::simulated_world world(o);
+    const auto results = world.run([length](simulated& t) {
+      std::vector<float> data(length);
+      for (std::size_t i = 0; i < length; ++i) data[i] = uneven_value(t.rank(), i);
+      sy::collective::allreduce(t, data, sy::ops::sum{});
+      simulated four = t.split(t.rank() < 4 ? 0 : 1, t.rank());
+      return std::tuple{data, t.prefers_native(), four.prefers_native()};
+    });
+    for (const auto& [data, prefers, four_prefers] : results) {
+      CHECK(prefers == (limit == 5));
+      CHECK(four_prefers);
+      CHECK(data == std::get<0>(results.front()));
+      // The native all-reduce folds in rank order; the ring starts each block at another rank,
+      // which rounds some sums differently.
+      CHECK((data == rank_order) == (limit == 5));
     }
   }
 }

@@ -45,6 +45,10 @@ TEST_CASE("simulated.platform.refused: bad options get a usage_error before anyt
   CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("3 ranks per host need as many cores, but the hosts have 2 (simulated_platform::cores)"),
                        sy::usage_error);
   o = quiet();
+  o.native_max_ranks = 0;
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("simulated_options::native_max_ranks must be at least 1, got 0"),
+                       sy::usage_error);
+  o = quiet();
   o.platform.speeds = {{4, 0.5}};
   CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("a speed factor names host 4 but the cluster has hosts 0 to 3"), sy::usage_error);
   o = quiet();

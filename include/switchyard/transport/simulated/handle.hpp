@@ -86,8 +86,12 @@ class simulated {
   /// Native reduce-scatter: the first half of the native all-reduce; returns this rank's block.
   template <arithmetic T, class Op>
   std::span<T> native_reduce_scatter(std::span<T> data, Op op);
-  /// Whether `algorithm::automatic` takes the native collectives (`simulated_options::native_collectives`).
-  [[nodiscard]] bool prefers_native() const noexcept { return group_->fabric->options.native_collectives; }
+  /// Whether `algorithm::automatic` takes the native collectives in this group
+  /// (`simulated_options::native_collectives` and `native_max_ranks`).
+  [[nodiscard]] bool prefers_native() const noexcept {
+    const simulated_options& o = group_->fabric->options;
+    return o.native_collectives && size() <= o.native_max_ranks;
+  }
 
   /// The ranks are actors that take turns on one thread (see transport::ranks_share_a_thread):
   /// a rank's concurrent activities are actors too (`spawn`), never threads.

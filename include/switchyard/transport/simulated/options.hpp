@@ -113,8 +113,14 @@ struct simulated_options {
   double byte_cost = 0;
   /// Whether `algorithm::automatic` takes the transport's native all-reduce and reduce-scatter
   /// (a direct exchange that folds in rank order, bitwise the in-process result) over the ring
-  /// and recursive doubling. Its p(p - 1) messages cost simulation time at hundreds of hosts.
+  /// and recursive doubling, in groups of at most `native_max_ranks` ranks.
   bool native_collectives = true;
+  /// The largest group in which `algorithm::automatic` takes the native collectives; in a larger
+  /// one it takes the ring or recursive doubling, as MPI libraries leave direct exchanges for
+  /// rings and halving at such sizes. The direct exchange keeps up to 32 p flows in SimGrid's
+  /// flow solver at once, which re-solves them all at every completion: its simulation cost
+  /// grows as p^3 (docs/simulation.md#cost-of-simulating). `algorithm::native` ignores the limit.
+  int native_max_ranks = 64;
   /// Every collective first exchanges a fingerprint of the call with the other ranks
   /// (docs/collectives.md#checked-collectives). Default: `SWITCHYARD_CHECK_COLLECTIVES`.
   bool check_collectives = check_collectives_from_environment();

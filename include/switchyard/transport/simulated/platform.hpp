@@ -30,6 +30,9 @@ namespace switchyard::transport::detail {
 // begin or overlap, a platform file that cannot be read, a negative or infinite byte cost.
 inline void check_options(const simulated_options& options) {
   const simulated_platform& p = options.platform;
+  if (options.native_max_ranks < 1) {
+    raise<usage_error>(str("simulated_options::native_max_ranks must be at least 1, got ", options.native_max_ranks));
+  }
   if (options.ranks_per_host < 1) {
     raise<usage_error>(str("simulated_options::ranks_per_host must be at least 1, got ", options.ranks_per_host));
   }
