@@ -24,6 +24,7 @@ using sy::transport::simulated;
 static_assert(sy::transport::transport<simulated>);
 static_assert(sy::collective::has_native_allreduce<simulated, float, sy::ops::sum>);
 static_assert(sy::collective::has_native_reduce_scatter<simulated, double, sy::ops::average>);
+static_assert(sy::collective::has_native_allgather<simulated, float>);
 
 TEST_CASE("simulated.allreduce: against the sequential reference at 1, 2, 3, 4 and 7 hosts" * doctest::timeout(600)) {
   simulated_harness::run_at_every_size([](simulated& t) { return scenarios::allreduce_suite(t); });

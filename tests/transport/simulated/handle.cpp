@@ -163,6 +163,35 @@ TEST_CASE("simulated.handle.native_window: more ranks than the window, buffers s
   }
 }
 
+TEST_CASE("simulated.handle.native_allgather: more ranks than the window, every rank's block in rank order, "
+          "one message to every other rank" * doctest::timeout(120)) {
+  sy::transport::simulated_options o = quiet();
+  o.check_collectives = false;
+  const auto window = static_cast<int>(sy::transport::detail::native_window);
+  for (int hosts : {1, 3, window + 1, 2 * window + 5}) {
+    const auto n = static_cast<std::size_t>(hosts);
+    for (std::size_t each : {std::size_t{0}, std::size_t{1}, std::size_t{5}}) {
+      CAPTURE(hosts);
+      CAPTURE(each);
+      o.platform.hosts = hosts;
+      sy::transport::simulated_world world(o);
+      const auto results = world.run([each](simulated& t) {
+        std::vector<float> mine(each);
+        for (std::size_t i = 0; i < each; ++i) mine[i] = uneven_value(t.rank(), i);
+        std::vector<float> all(each * static_cast<std::size_t>(t.size()), -1.0F);
+        t.native_allgather(std::span<const float>(mine), std::span<float>(all));
+        return all;
+      });
+      std::vector<float> expected;
+      for (int r = 0; r < hosts; ++r) {
+        for (std::size_t i = 0; i < each; ++i) expected.push_back(uneven_value(r, i));
+      }
+      for (const std::vector<float>& r : results) CHECK(r == expected);
+      CHECK(world.messages() == (each == 0 ? 0 : n * (n - 1)));
+    }
+  }
+}
+
 TEST_CASE("simulated.handle.native_max_ranks: automatic takes the native all-reduce in groups up to the limit, "
           "the ring above it" * doctest::timeout(120)) {
   sy::transport::simulated_options o = quiet();

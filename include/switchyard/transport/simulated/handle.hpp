@@ -86,6 +86,10 @@ class simulated {
   /// Native reduce-scatter: the first half of the native all-reduce; returns this rank's block.
   template <arithmetic T, class Op>
   std::span<T> native_reduce_scatter(std::span<T> data, Op op);
+  /// Native all-gather: every rank sends `mine` to every other rank directly, in the native
+  /// all-reduce's steps and window: (p - 1) / 32 route latencies where the ring pays p - 1.
+  template <arithmetic T>
+  void native_allgather(std::span<const T> mine, std::span<T> all);
   /// Whether `algorithm::automatic` takes the native collectives in this group
   /// (`simulated_options::native_collectives` and `native_max_ranks`).
   [[nodiscard]] bool prefers_native() const noexcept {
@@ -353,6 +357,17 @@ std::span<T> simulated::native_reduce_scatter(std::span<T> data, Op op) {
   }
   const switchyard::block mine = fold_blocks(data, op);
   return data.subspan(mine.offset, mine.size);
+}
+
+template <arithmetic T>
+void simulated::native_allgather(std::span<const T> mine, std::span<T> all) {
+  detail::enter_call(*group_->fabric, self(), "allgather");
+  const std::size_t each = mine.size();
+  const auto slot = [&](int r) { return all.subspan(static_cast<std::size_t>(r) * each, each); };
+  std::copy(mine.begin(), mine.end(), slot(rank_).begin());
+  if (size() == 1 || each == 0) return;
+  exchange_with_all([&](int r) { return post_send(mine, r, detail::native_gather_tag); },
+                    [&](int r) { return post_receive(slot(r), r, detail::native_gather_tag, true); });
 }
 
 template <class F>
