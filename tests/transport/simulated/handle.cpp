@@ -198,7 +198,7 @@ TEST_CASE("simulated.handle.native_max_ranks: automatic takes the native all-red
   o.check_collectives = false;
   o.platform.hosts = 5;
   const int hosts = o.platform.hosts;
-  const std::size_t length = std::size_t{1} << 15;  // 128 KiB of floats: the ring's size, not recursive doubling's
+  constexpr std::size_t length = std::size_t{1} << 15;  // 128 KiB of floats: the ring's size, not recursive doubling's
   std::vector<float> rank_order(length);
   for (std::size_t i = 0; i < length; ++i) {
     float total = uneven_value(0, i);
@@ -209,7 +209,7 @@ TEST_CASE("simulated.handle.native_max_ranks: automatic takes the native all-red
     CAPTURE(limit);
     o.native_max_ranks = limit;
     sy::transport::simulated_world world(o);
-    const auto results = world.run([length](simulated& t) {
+    const auto results = world.run([](simulated& t) {
       std::vector<float> data(length);
       for (std::size_t i = 0; i < length; ++i) data[i] = uneven_value(t.rank(), i);
       sy::collective::allreduce(t, data, sy::ops::sum{});
