@@ -127,7 +127,7 @@ TEST_CASE("simulated.handle.native: fold in rank order, finalize once, at every 
 
 // Values whose sum depends on the order they are added in.
 static float uneven_value(int rank, std::size_t i) {
-  return static_cast<float>((rank * 7919 + static_cast<int>(i) * 104729) % 1009) * 1e-3F + (rank % 3 == 0 ? 1e4F : 0.0F);
+  return static_cast<float>((static_cast<std::size_t>(rank) * 7919 + i * 104729) % 1009) * 1e-3F + (rank % 3 == 0 ? 1e4F : 0.0F);
 }
 
 TEST_CASE("simulated.handle.native_window: more ranks than the window, buffers shorter than, as long as and "
