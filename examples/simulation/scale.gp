@@ -18,8 +18,8 @@ set datafile missing '?'
 set logscale x 2
 set logscale y 10
 set grid
-set xrange [3:90]
-set xtics (4, 8, 16, 32, 64)
+set xrange [3:360]
+set xtics (4, 8, 16, 32, 64, 128, 256)
 set format y '%g'
 set xlabel 'hosts'
 set ylabel 'samples/s (simulated)'
