@@ -93,6 +93,7 @@ template <class T, class Transport>
 contender<T> switchyard_contender(Transport& t, const std::string& name) {
   if (name == "ring") return switchyard_contender<T>(t, name, sy::algorithm::ring{});
   if (name == "recursive_doubling") return switchyard_contender<T>(t, name, sy::algorithm::recursive_doubling{});
+  if (name == "halving_doubling") return switchyard_contender<T>(t, name, sy::algorithm::halving_doubling{});
   if (name == "hierarchical") return switchyard_contender<T>(t, name, sy::algorithm::hierarchical{});
   if constexpr (sy::collective::has_native_allreduce<Transport, T, sy::ops::sum>) {
     if (name == "native") return switchyard_contender<T>(t, name, sy::algorithm::native{});
@@ -365,7 +366,8 @@ void add_options(CLI::App& app, settings& s, command_line& line) {
       ->transform(CLI::AsSizeValue(false))
       ->delimiter(',')
       ->capture_default_str();
-  std::vector<std::string> known{"ring", "recursive_doubling", "hierarchical", "native", "automatic"};
+  std::vector<std::string> known{"ring", "recursive_doubling", "halving_doubling", "hierarchical", "native",
+                                 "automatic"};
 #if SWITCHYARD_HAS_MPI
   known.emplace_back("mpi_raw");
 #endif

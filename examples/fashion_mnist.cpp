@@ -90,8 +90,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--allreduce-algorithm", c.allreduce_algorithm,
                  "With --strategy allreduce: the all-reduce's algorithm (automatic: hierarchical on several nodes with "
-                 "more than one rank on some node, else the transport's native one or the ring, by size)")
-      ->check(CLI::IsMember({"automatic", "ring", "recursive-doubling", "hierarchical"}))
+                 "more than one rank on some node, else the transport's native one, else by size and rank count)")
+      ->check(CLI::IsMember({"automatic", "ring", "recursive-doubling", "halving-doubling", "hierarchical"}))
       ->capture_default_str();
   app.add_option("--first", c.first, "With --strategy switch: the first stage")
       ->check(CLI::IsMember({"ps", "allreduce"}))

@@ -65,7 +65,8 @@ struct config {
   bool ps_pipeline = false;          // parameter-server workers overlap their exchange with the next batch
   std::string ps_aggregate = "automatic";  // whose gradients a push carries: automatic, node or rank
   std::string exchange = "whole";    // the all-reduce stage's gradients: whole, buckets or overlapped
-  std::string allreduce_algorithm = "automatic";  // --strategy allreduce: automatic, ring, recursive-doubling, hierarchical
+  // --strategy allreduce: automatic, ring, recursive-doubling, halving-doubling, hierarchical
+  std::string allreduce_algorithm = "automatic";
   std::size_t bucket_kb = 0;         // a bucket closes at this many KiB (0: one per layer)
   int ranks = 4;
   int threads_per_node = -1;  // under mpirun: worker threads per process (transport::hybrid); -1: one rank per process

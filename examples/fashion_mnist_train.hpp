@@ -225,6 +225,7 @@ template <class Use>
 auto with_allreduce_algorithm(const config& c, Use use) {
   if (c.allreduce_algorithm == "ring") return use(sy::algorithm::ring{});
   if (c.allreduce_algorithm == "recursive-doubling") return use(sy::algorithm::recursive_doubling{});
+  if (c.allreduce_algorithm == "halving-doubling") return use(sy::algorithm::halving_doubling{});
   if (c.allreduce_algorithm == "hierarchical") return use(sy::algorithm::hierarchical{});
   return use(sy::algorithm::automatic{});
 }

@@ -97,6 +97,8 @@ void run(const settings& s) {
           sy::collective::allreduce(t, gradient, sy::ops::sum{}, sy::algorithm::ring{});
         } else if (s.mode == "native") {
           sy::collective::allreduce(t, gradient, sy::ops::sum{}, sy::algorithm::native{});
+        } else if (s.mode == "halving-doubling") {
+          sy::collective::allreduce(t, gradient, sy::ops::sum{}, sy::algorithm::halving_doubling{});
         } else {
           sy::collective::allreduce(t, gradient, sy::ops::sum{}, sy::algorithm::automatic{});
         }
@@ -119,8 +121,8 @@ int main(int argc, char** argv) {
   settings s;
   CLI::App app{"Wall time per simulated message of transport::simulated (compute free)"};
   app.add_option("--mode", s.mode,
-                 "ring or native (the algorithm pinned), automatic, or ps (dedicated servers)")
-      ->check(CLI::IsMember({"ring", "native", "automatic", "ps"}));
+                 "ring, halving-doubling or native (the algorithm pinned), automatic, or ps (dedicated servers)")
+      ->check(CLI::IsMember({"ring", "halving-doubling", "native", "automatic", "ps"}));
   app.add_option("--hosts", s.hosts, "simulated hosts, one rank each")->check(CLI::Range(1, 1 << 16));
   app.add_option("--steps", s.steps, "all-reduces, or parameter-server steps")->check(CLI::Range(1, 1 << 20));
   app.add_option("--elements", s.elements, "floats per buffer (default: the mlp's parameters)");

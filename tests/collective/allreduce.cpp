@@ -1,4 +1,5 @@
 #include <switchyard/collective/allreduce.hpp>
+#include <switchyard/transport/faulty.hpp>
 
 #include "harness.hpp"
 #include "scenarios.hpp"
@@ -36,7 +37,7 @@ std::vector<std::string> mismatched_counts(int ranks) {
 
 TEST_CASE_TEMPLATE("allreduce.inproc.mismatched_counts: every rank gets an error naming the sizes", Algorithm,
                    switchyard::algorithm::ring, switchyard::algorithm::recursive_doubling,
-                   switchyard::algorithm::native) {
+                   switchyard::algorithm::halving_doubling, switchyard::algorithm::native) {
   for (int ranks : {2, 3, 4}) {
     CAPTURE(ranks);
     const std::vector<std::string> caught = mismatched_counts<Algorithm>(ranks);
@@ -87,13 +88,16 @@ TEST_CASE("allreduce.inproc.user_operation: a non-commutative operation keeps ra
       data[i] = t.rank() <= static_cast<int>(i % static_cast<std::size_t>(t.size())) ? t.rank() + 1 : 0;
     }
     std::vector<std::int32_t> by_doubling = data;
+    std::vector<std::int32_t> by_halving = data;
     switchyard::collective::allreduce(t, by_doubling, last_set{}, switchyard::algorithm::recursive_doubling{});
+    switchyard::collective::allreduce(t, by_halving, last_set{}, switchyard::algorithm::halving_doubling{});
     switchyard::collective::allreduce(t, data, last_set{}, switchyard::algorithm::automatic{});
     for (std::size_t i = 0; i < data.size(); ++i) {
       const auto expected = static_cast<std::int32_t>(i % static_cast<std::size_t>(t.size()) + 1);
-      if (data[i] != expected || by_doubling[i] != expected) {
+      if (data[i] != expected || by_doubling[i] != expected || by_halving[i] != expected) {
         failures.push_back("element " + std::to_string(i) + " is " + std::to_string(data[i]) + "/" +
-                           std::to_string(by_doubling[i]) + ", expected " + std::to_string(expected));
+                           std::to_string(by_doubling[i]) + "/" + std::to_string(by_halving[i]) + ", expected " +
+                           std::to_string(expected));
       }
     }
     return failures;
@@ -113,4 +117,69 @@ TEST_CASE("allreduce.inproc.views: a temporary span over part of a buffer is red
     CHECK(arena[6] == 3.0f);
     CHECK(arena[7] == 1.0f);
   }
+}
+
+TEST_CASE("allreduce.inproc.halving_doubling: 5, 6, 8, 12 and 13 ranks, beyond the sizes every algorithm runs at" *
+          doctest::timeout(300)) {
+  for (int ranks : {5, 6, 8, 12, 13}) {
+    CAPTURE(ranks);
+    harness::report(switchyard::transport::run_inproc(
+        ranks,
+        [](switchyard::transport::inproc& t) {
+          std::vector<std::string> failures;
+          scenarios::allreduce_all_ops<std::int32_t, switchyard::algorithm::halving_doubling>(t, failures);
+          scenarios::allreduce_all_ops<double, switchyard::algorithm::halving_doubling>(t, failures);
+          for (std::size_t count : {std::size_t{7}, std::size_t{13}, std::size_t{100003}}) {
+            scenarios::identical_bits_case<float, switchyard::algorithm::halving_doubling, switchyard::ops::sum>(
+                t, count, failures);
+          }
+          return failures;
+        },
+        harness::options()));
+  }
+}
+
+namespace {
+
+constexpr std::size_t threshold = switchyard::collective::ring_threshold_bytes;
+using switchyard::collective::prefers_halving_doubling;
+
+}  // namespace
+
+// Below halving_doubling_min_ranks: the ring. Powers of two from there: halving-doubling.
+static_assert(!prefers_halving_doubling(threshold, 4) && !prefers_halving_doubling(threshold, 7));
+static_assert(prefers_halving_doubling(threshold, 8) && prefers_halving_doubling(std::size_t{1} << 40, 1024));
+// 12 ranks: p' = 8, the ring pays 22 latencies and halving-doubling 8, the fold 2 buffers more:
+// halving-doubling below 7 thresholds.
+static_assert(prefers_halving_doubling(7 * threshold - 1, 12) && !prefers_halving_doubling(7 * threshold, 12));
+// 1,000 ranks: p' = 512, 989 latencies saved.
+static_assert(prefers_halving_doubling(989 * threshold - 1, 1000) && !prefers_halving_doubling(989 * threshold, 1000));
+
+TEST_CASE("allreduce.automatic.halving_doubling: taken without a native all-reduce as prefers_halving_doubling says" *
+          doctest::timeout(120)) {
+  // faulty<inproc> has no native all-reduce: automatic chooses among the library's algorithms.
+  auto bits = [](int ranks, std::size_t count, auto algorithm) {
+    return switchyard::transport::run_inproc(
+        ranks,
+        [&](switchyard::transport::inproc& t) {
+          switchyard::transport::faulty f(t);
+          std::vector<float> data(count);
+          for (std::size_t i = 0; i < count; ++i) data[i] = scenarios::rounding_value<float>(t.rank(), i);
+          switchyard::collective::allreduce(f, data, switchyard::ops::sum{}, algorithm);
+          return scenarios::bit_hash(data);
+        },
+        harness::options());
+  };
+  const std::size_t large = threshold / sizeof(float) + 3;
+  const std::size_t beyond = 7 * threshold / sizeof(float);
+  using switchyard::algorithm::automatic;
+  using switchyard::algorithm::halving_doubling;
+  using switchyard::algorithm::ring;
+  // Rounding sums differ between the algorithms, so equal bits say which one ran.
+  CHECK(bits(8, large, automatic{}) == bits(8, large, halving_doubling{}));
+  CHECK(bits(8, large, automatic{}) != bits(8, large, ring{}));
+  CHECK(bits(12, large, automatic{}) == bits(12, large, halving_doubling{}));
+  CHECK(bits(12, beyond, automatic{}) == bits(12, beyond, ring{}));
+  CHECK(bits(12, beyond, automatic{}) != bits(12, beyond, halving_doubling{}));
+  CHECK(bits(7, large, automatic{}) == bits(7, large, ring{}));
 }

@@ -25,7 +25,8 @@ void steps(sy::transport::inproc& t, std::vector<float>& grad, std::vector<float
 }
 
 TEST_CASE_TEMPLATE("no_allocation.inproc: collectives allocate nothing after warm-up", Algorithm,
-                   sy::algorithm::ring, sy::algorithm::recursive_doubling, sy::algorithm::native) {
+                   sy::algorithm::ring, sy::algorithm::recursive_doubling, sy::algorithm::halving_doubling,
+                   sy::algorithm::native) {
   for (int ranks : {1, 2, 3, 4}) {
     CAPTURE(ranks);
     const std::vector<std::size_t> during = sy::transport::run_inproc(ranks, [](sy::transport::inproc& t) {

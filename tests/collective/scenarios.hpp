@@ -60,6 +60,7 @@ template <class A>
 std::string algorithm_name() {
   if constexpr (std::is_same_v<A, sy::algorithm::ring>) return "ring";
   if constexpr (std::is_same_v<A, sy::algorithm::recursive_doubling>) return "recursive_doubling";
+  if constexpr (std::is_same_v<A, sy::algorithm::halving_doubling>) return "halving_doubling";
   if constexpr (std::is_same_v<A, sy::algorithm::hierarchical>) return "hierarchical";
   if constexpr (std::is_same_v<A, sy::algorithm::native>) return "native";
   if constexpr (std::is_same_v<A, sy::algorithm::binomial_tree>) return "binomial_tree";
@@ -141,6 +142,7 @@ std::vector<std::string> allreduce_suite(Transport& t) {
   auto per_type = [&]<class T>() {
     allreduce_all_ops<T, sy::algorithm::ring>(t, failures);
     allreduce_all_ops<T, sy::algorithm::recursive_doubling>(t, failures);
+    allreduce_all_ops<T, sy::algorithm::halving_doubling>(t, failures);
     allreduce_all_ops<T, sy::algorithm::hierarchical>(t, failures);
     if constexpr (sy::collective::has_native_allreduce<Transport, T, sy::ops::sum>) {
       allreduce_all_ops<T, sy::algorithm::native>(t, failures);
@@ -208,6 +210,7 @@ std::vector<std::string> identical_bits_suite(Transport& t) {
     for (std::size_t count : {std::size_t{7}, std::size_t{100003}}) {
       identical_bits_case<T, sy::algorithm::ring, sy::ops::sum>(t, count, failures);
       identical_bits_case<T, sy::algorithm::recursive_doubling, sy::ops::sum>(t, count, failures);
+      identical_bits_case<T, sy::algorithm::halving_doubling, sy::ops::sum>(t, count, failures);
       identical_bits_case<T, sy::algorithm::hierarchical, sy::ops::sum>(t, count, failures);
       if constexpr (sy::collective::has_native_allreduce<Transport, T, sy::ops::sum>) {
         identical_bits_case<T, sy::algorithm::native, sy::ops::sum>(t, count, failures);

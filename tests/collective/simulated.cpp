@@ -80,6 +80,9 @@ std::vector<std::uint64_t> outputs(Transport& t) {
       sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::recursive_doubling{});
       hashes.push_back(scenarios::bit_hash(data));
       data = values.template operator()<T>();
+      sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::halving_doubling{});
+      hashes.push_back(scenarios::bit_hash(data));
+      data = values.template operator()<T>();
       const std::span<T> block = sy::collective::reduce_scatter(t, data, sy::ops::average{});
       hashes.push_back(scenarios::bit_hash(std::vector<T>(block.begin(), block.end())));
       data = values.template operator()<T>();
@@ -116,29 +119,48 @@ TEST_CASE("simulated.same_bits: every collective gives in-process bits at 4 and 
 
 namespace {
 
-// The simulated time of one ring all-reduce of `bytes` over `hosts` hosts of a star of 1 Gbit/s,
-// 50 us links under CM02, and what theory says it takes: 2(p-1) steps of the route's latency (two
-// links) and 2(p-1)/p of the buffer over the link's bandwidth.
-struct ring_timing {
+// Simulated time against theory for one all-reduce of `bytes` over `hosts` hosts of a star of
+// 1 Gbit/s, 50 us links under CM02: `a` is the route's latency (two links), `B` the link's bandwidth.
+struct timing {
   double simulated;
   double formula;
 };
 
-ring_timing time_ring(int hosts, std::size_t bytes) {
+constexpr double route_latency = 2 * 50e-6;
+constexpr double link_bandwidth = 1e9 / 8;
+
+template <class Algorithm>
+double simulated_allreduce_seconds(int hosts, std::size_t bytes, Algorithm algorithm) {
   sy::transport::simulated_options o = quiet();
   o.platform.hosts = hosts;
   o.platform.bandwidth = "1Gbps";
   o.platform.latency = "50us";
   sy::transport::simulated_world world(o);
-  world.run([bytes](simulated& t) {
+  world.run([bytes, algorithm](simulated& t) {
     std::vector<float> data(bytes / sizeof(float), 1.0F);
-    sy::collective::allreduce(t, data, sy::ops::sum{}, sy::algorithm::ring{});
+    sy::collective::allreduce(t, data, sy::ops::sum{}, algorithm);
   });
+  return world.simulated_seconds();
+}
+
+// The ring: 2(p-1) steps of a latency and of 1/p of the buffer.
+timing time_ring(int hosts, std::size_t bytes) {
   const double p = hosts;
-  const double route_latency = 2 * 50e-6;
-  const double bandwidth = 1e9 / 8;
-  return {world.simulated_seconds(),
-          2 * (p - 1) * route_latency + 2 * (p - 1) / p * static_cast<double>(bytes) / bandwidth};
+  return {simulated_allreduce_seconds(hosts, bytes, sy::algorithm::ring{}),
+          2 * (p - 1) * route_latency + 2 * (p - 1) / p * static_cast<double>(bytes) / link_bandwidth};
+}
+
+// Halving-doubling over the largest power of two q <= p: 2 log2(q) rounds that together move
+// 2(q-1)/q of the buffer; when p > q, the fold before and the copy back after, one latency and
+// one whole buffer each.
+timing time_halving_doubling(int hosts, std::size_t bytes) {
+  int q = 1;
+  int rounds = 0;
+  while (q * 2 <= hosts) q *= 2, ++rounds;
+  const double m = static_cast<double>(bytes) / link_bandwidth;
+  double formula = 2 * rounds * route_latency + 2.0 * (q - 1) / q * m;
+  if (q != hosts) formula += 2 * (route_latency + m);
+  return {simulated_allreduce_seconds(hosts, bytes, sy::algorithm::halving_doubling{}), formula};
 }
 
 }  // namespace
@@ -149,10 +171,37 @@ TEST_CASE("simulated.ring.formula: a ring all-reduce takes 2(p-1)a + 2(p-1)/p M/
   // the formula assumes (larger blocks pay a latency per pair of segments in flight).
   for (int hosts : {4, 7, 16, 64}) {
     CAPTURE(hosts);
-    const ring_timing timing = time_ring(hosts, std::size_t{512} << 10);
-    CAPTURE(timing.simulated);
-    CAPTURE(timing.formula);
-    CHECK(timing.simulated == doctest::Approx(timing.formula).epsilon(0.02).scale(0));
+    const timing t = time_ring(hosts, std::size_t{512} << 10);
+    CAPTURE(t.simulated);
+    CAPTURE(t.formula);
+    CHECK(t.simulated == doctest::Approx(t.formula).epsilon(0.02).scale(0));
+  }
+}
+
+TEST_CASE("simulated.halving_doubling.formula: 2 log2(p)a + 2(p-1)/p M/B within 2% under CM02 at powers of two" *
+          doctest::timeout(300)) {
+  for (int hosts : {2, 4, 16, 64, 256}) {
+    CAPTURE(hosts);
+    const timing t = time_halving_doubling(hosts, std::size_t{1} << 20);
+    CAPTURE(t.simulated);
+    CAPTURE(t.formula);
+    CHECK(t.simulated == doctest::Approx(t.formula).epsilon(0.02).scale(0));
+  }
+}
+
+TEST_CASE("simulated.halving_doubling.fold: off powers of two, the fold's 2a + 2M/B more, and at most M/B beyond" *
+          doctest::timeout(300)) {
+  // The ranks that fold nothing start their first exchange at once, and the message reaches a
+  // partner that is still receiving its fold: the two share its link (sends are eager), which the
+  // phase-by-phase formula leaves out: 0.5 M/B at 3 hosts, 0.75 at 7, 0.12 at 12.
+  constexpr std::size_t bytes = std::size_t{1} << 20;
+  for (int hosts : {3, 7, 12}) {
+    CAPTURE(hosts);
+    const timing t = time_halving_doubling(hosts, bytes);
+    CAPTURE(t.simulated);
+    CAPTURE(t.formula);
+    CHECK(t.simulated >= t.formula * 0.98);
+    CHECK(t.simulated <= t.formula + static_cast<double>(bytes) / link_bandwidth);
   }
 }
 
@@ -162,7 +211,7 @@ TEST_CASE("simulated.ring.formula_sweep: simulated over theoretical time of the 
   std::printf("%6s %12s %12s %8s %10s\n", "hosts", "simulated_s", "formula_s", "ratio", "wall_s");
   for (int hosts = 4; hosts <= 1024; hosts *= 2) {
     const auto begin = std::chrono::steady_clock::now();
-    const ring_timing timing = time_ring(hosts, std::size_t{1} << 20);  // 1 MiB: 1 GiB of buffers at 1,024
+    const timing timing = time_ring(hosts, std::size_t{1} << 20);  // 1 MiB: 1 GiB of buffers at 1,024
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     std::printf("%6d %12.6f %12.6f %8.4f %10.2f\n", hosts, timing.simulated, timing.formula,
                 timing.simulated / timing.formula, wall);

@@ -14,6 +14,12 @@ struct ring {};
 /// that are not powers of two): the latency-optimal choice for small buffers.
 struct recursive_doubling {};
 
+/// @brief Rabenseifner's algorithm: reduce-scatter by recursive halving, then all-gather by
+/// recursive doubling (plus the fold of recursive_doubling for world sizes that are not powers of
+/// two). Moves 2(p-1)/p of the buffer per rank, as the ring does, in 2 log2(p) rounds instead of
+/// 2(p-1): the choice for large buffers over many ranks. Keeps rank order, so any operation.
+struct halving_doubling {};
+
 /// @brief Node-aware: reduce-scatter inside each node, each rank all-reduces its slices with the
 /// ranks that own them on the other nodes (one ring per slice, in parallel), all-gather inside
 /// each node. Crosses node boundaries with 1/local-size of the buffer per rank instead of all of
@@ -34,6 +40,7 @@ struct automatic {};
 /// @brief The all-reduce algorithm tags.
 template <class A>
 concept allreduce_algorithm = std::is_same_v<A, ring> || std::is_same_v<A, recursive_doubling> ||
+                              std::is_same_v<A, halving_doubling> ||
                               std::is_same_v<A, hierarchical> || std::is_same_v<A, native> ||
                               std::is_same_v<A, automatic>;
 

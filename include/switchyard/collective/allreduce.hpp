@@ -5,6 +5,7 @@
 #include <switchyard/collective/algorithm.hpp>
 #include <switchyard/collective/detail/common.hpp>
 #include <switchyard/collective/detail/fingerprint.hpp>
+#include <switchyard/collective/detail/halving_doubling.hpp>
 #include <switchyard/collective/detail/hierarchical.hpp>
 #include <switchyard/collective/detail/recursive_doubling.hpp>
 #include <switchyard/collective/detail/ring.hpp>
@@ -27,16 +28,37 @@ namespace switchyard::collective {
 /// (docs/performance.md has the measurements).
 inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
 
+/// @brief From this many ranks `algorithm::automatic` may take halving-doubling over the ring.
+inline constexpr int halving_doubling_min_ranks = 8;
+
+/// @brief Whether `algorithm::automatic`, choosing for a buffer of `bytes` (at least
+/// `ring_threshold_bytes`) between the ring and halving-doubling over `ranks` ranks, takes
+/// halving-doubling. Both move 2(p-1)/p of the buffer per rank; the ring pays 2(p-1) latencies,
+/// halving-doubling 2 log2(p') over the largest power of two p' <= p, plus 2 latencies and 2 whole
+/// buffers to fold in the p - p' other ranks. So: from `halving_doubling_min_ranks` ranks on, always
+/// at a power of two, and elsewhere while the buffer is smaller than the latencies saved times
+/// `ring_threshold_bytes`, the size at which a latency costs about as much as the bytes.
+[[nodiscard]] constexpr bool prefers_halving_doubling(std::size_t bytes, int ranks) noexcept {
+  if (ranks < halving_doubling_min_ranks) return false;
+  const int power = detail::power_of_two_below(ranks);
+  if (power == ranks) return true;
+  int log2 = 0;
+  while ((1 << (log2 + 1)) <= power) ++log2;
+  const auto saved = static_cast<std::size_t>(ranks - 2 - log2);
+  return bytes < saved * ring_threshold_bytes;
+}
+
 /// @brief Reduces `buffer` in place over every rank of `t` with `op`.
 ///
 /// Every rank must call it with the same element count, element type, operation and algorithm.
 /// All ranks end with the same bits, whatever the algorithm and element type. `automatic` takes
 /// `hierarchical` for a commutative operation on at least `ring_threshold_bytes` when the
 /// transport's topology has several nodes and more than one rank on some node (before the native
-/// all-reduce); else the native all-reduce where the transport has and prefers it, else the ring
-/// or recursive doubling by size (docs/collectives.md).
-/// @tparam Algorithm `algorithm::automatic` (default), `ring`, `recursive_doubling`, `hierarchical`
-/// or `native`.
+/// all-reduce); else the native all-reduce where the transport has and prefers it, else recursive
+/// doubling below `ring_threshold_bytes` and above it the ring or, over many ranks,
+/// halving-doubling (`prefers_halving_doubling`; docs/collectives.md).
+/// @tparam Algorithm `algorithm::automatic` (default), `ring`, `recursive_doubling`,
+/// `halving_doubling`, `hierarchical` or `native`.
 /// @code
 /// std::vector<float> grad = ...;
 /// switchyard::collective::allreduce(t, grad, switchyard::ops::average{});
@@ -75,10 +97,14 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
     if constexpr (automatic && is_commutative_v<Op>) hierarchical = large && transport::topology_of(t).hierarchical();
     bool native = std::is_same_v<Algorithm, algorithm::native>;
     if constexpr (automatic && has_native) native = !hierarchical && prefers_native(t);
-    const bool ring = !native && !hierarchical &&
+    const bool halving = !native && !hierarchical &&
+                         (std::is_same_v<Algorithm, algorithm::halving_doubling> ||
+                          (automatic && large && prefers_halving_doubling(data.size_bytes(), t.size())));
+    const bool ring = !native && !hierarchical && !halving &&
                       (std::is_same_v<Algorithm, algorithm::ring> || (automatic && is_commutative_v<Op> && large));
     const std::uint64_t chosen = detail::resolved_algorithm_id<Algorithm>(
         native, hierarchical ? detail::algorithm_id<algorithm::hierarchical>()
+                : halving    ? detail::algorithm_id<algorithm::halving_doubling>()
                 : ring       ? detail::algorithm_id<algorithm::ring>()
                              : detail::algorithm_id<algorithm::recursive_doubling>());
     detail::check_call<Op>(t, {detail::operation::allreduce, chosen, data.size(), 0, detail::type_id<T>(), 0});
@@ -94,6 +120,8 @@ void allreduce(Transport& t, Buffer&& buffer, Op op = {}, Algorithm = {}) {
           });
         }
       }
+    } else if (halving) {
+      detail::halving_doubling_allreduce(t, data, op);
     } else if (ring) {
       if constexpr (is_commutative_v<Op>) detail::ring_allreduce(t, data, op);
     } else {

@@ -47,6 +47,7 @@ constexpr std::uint64_t algorithm_id() {
   if constexpr (std::is_same_v<Algorithm, algorithm::binomial_tree>) return 4;
   if constexpr (std::is_same_v<Algorithm, algorithm::native>) return 5;
   if constexpr (std::is_same_v<Algorithm, algorithm::hierarchical>) return 6;
+  if constexpr (std::is_same_v<Algorithm, algorithm::halving_doubling>) return 7;
 }
 
 // The id that checked collectives compare: what `Algorithm` resolved to on this rank (`native`
@@ -59,7 +60,7 @@ constexpr std::uint64_t resolved_algorithm_id(bool native, std::uint64_t otherwi
 
 inline std::string_view algorithm_name(std::uint64_t id) {
   constexpr std::string_view names[] = {"none",          "automatic", "ring",        "recursive_doubling",
-                                        "binomial_tree", "native",    "hierarchical"};
+                                        "binomial_tree", "native",    "hierarchical", "halving_doubling"};
   return id < std::size(names) ? names[id] : "?";
 }
 
