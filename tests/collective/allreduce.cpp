@@ -139,22 +139,6 @@ TEST_CASE("allreduce.inproc.halving_doubling: 5, 6, 8, 12 and 13 ranks, beyond t
   }
 }
 
-namespace {
-
-constexpr std::size_t threshold = switchyard::collective::ring_threshold_bytes;
-using switchyard::collective::prefers_halving_doubling;
-
-}  // namespace
-
-// Below halving_doubling_min_ranks: the ring. Powers of two from there: halving-doubling.
-static_assert(!prefers_halving_doubling(threshold, 4) && !prefers_halving_doubling(threshold, 7));
-static_assert(prefers_halving_doubling(threshold, 8) && prefers_halving_doubling(std::size_t{1} << 40, 1024));
-// 12 ranks: p' = 8, the ring pays 22 latencies and halving-doubling 8, the fold 2 buffers more:
-// halving-doubling below 7 thresholds.
-static_assert(prefers_halving_doubling(7 * threshold - 1, 12) && !prefers_halving_doubling(7 * threshold, 12));
-// 1,000 ranks: p' = 512, 989 latencies saved.
-static_assert(prefers_halving_doubling(989 * threshold - 1, 1000) && !prefers_halving_doubling(989 * threshold, 1000));
-
 TEST_CASE("allreduce.automatic.halving_doubling: taken without a native all-reduce as prefers_halving_doubling says" *
           doctest::timeout(120)) {
   // faulty<inproc> has no native all-reduce: automatic chooses among the library's algorithms.
@@ -170,6 +154,7 @@ TEST_CASE("allreduce.automatic.halving_doubling: taken without a native all-redu
         },
         harness::options());
   };
+  constexpr std::size_t threshold = switchyard::collective::ring_threshold_bytes;
   const std::size_t large = threshold / sizeof(float) + 3;
   const std::size_t beyond = 7 * threshold / sizeof(float);
   using switchyard::algorithm::automatic;

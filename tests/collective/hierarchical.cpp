@@ -25,6 +25,23 @@ TEST_CASE("allreduce.hierarchical.groupings: every grouping of 1 to 7 ranks into
   harness::run_in_every_grouping([](inproc& t) { return scenarios::hierarchical_suite(t); });
 }
 
+TEST_CASE("allreduce.hierarchical.many_nodes: 8 nodes of 2 and 9 uneven nodes, where the step across nodes is "
+          "halving-doubling" *
+          doctest::timeout(600)) {
+  // Across 8 nodes every slice takes halving-doubling; across 9 those under 4 x 64 KiB do
+  // (collective/choice.hpp), so both the power of two and the fold run, and the ring for the rest.
+  const std::vector<std::vector<int>> groupings = {{2, 2, 2, 2, 2, 2, 2, 2}, {2, 1, 2, 1, 2, 1, 2, 1, 2}};
+  for (const std::vector<int>& sizes : groupings) {
+    int ranks = 0;
+    for (const int s : sizes) ranks += s;
+    const std::string nodes = harness::grouping_name(sizes);
+    CAPTURE(nodes);
+    sy::transport::inproc_options o = harness::options();
+    o.node_sizes = sizes;
+    harness::report(sy::transport::run_inproc(ranks, [](inproc& t) { return scenarios::hierarchical_suite(t); }, o));
+  }
+}
+
 namespace {
 
 // The bits each algorithm leaves on rank 0 for the same rounding inputs, with whether the

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <switchyard/collective/algorithm.hpp>
+#include <switchyard/collective/choice.hpp>
 #include <switchyard/collective/detail/common.hpp>
 #include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/collective/detail/halving_doubling.hpp>
@@ -22,31 +23,6 @@
 #include <type_traits>
 
 namespace switchyard::collective {
-
-/// @brief Below this many bytes `algorithm::automatic` picks recursive doubling over the ring (or
-/// the hierarchical algorithm) when it does not take the transport's native all-reduce
-/// (docs/performance.md has the measurements).
-inline constexpr std::size_t ring_threshold_bytes = std::size_t{1} << 16;
-
-/// @brief From this many ranks `algorithm::automatic` may take halving-doubling over the ring.
-inline constexpr int halving_doubling_min_ranks = 8;
-
-/// @brief Whether `algorithm::automatic`, choosing for a buffer of `bytes` (at least
-/// `ring_threshold_bytes`) between the ring and halving-doubling over `ranks` ranks, takes
-/// halving-doubling. Both move 2(p-1)/p of the buffer per rank; the ring pays 2(p-1) latencies,
-/// halving-doubling 2 log2(p') over the largest power of two p' <= p, plus 2 latencies and 2 whole
-/// buffers to fold in the p - p' other ranks. So: from `halving_doubling_min_ranks` ranks on, always
-/// at a power of two, and elsewhere while the buffer is smaller than the latencies saved times
-/// `ring_threshold_bytes`, the size at which a latency costs about as much as the bytes.
-[[nodiscard]] constexpr bool prefers_halving_doubling(std::size_t bytes, int ranks) noexcept {
-  if (ranks < halving_doubling_min_ranks) return false;
-  const int power = detail::power_of_two_below(ranks);
-  if (power == ranks) return true;
-  int log2 = 0;
-  while ((1 << (log2 + 1)) <= power) ++log2;
-  const auto saved = static_cast<std::size_t>(ranks - 2 - log2);
-  return bytes < saved * ring_threshold_bytes;
-}
 
 /// @brief Reduces `buffer` in place over every rank of `t` with `op`.
 ///

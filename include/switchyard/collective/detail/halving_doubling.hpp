@@ -20,9 +20,11 @@ namespace switchyard::collective::detail {
 // kept half in, lower virtual rank first. Partners at distance d agree on the bits below d, so
 // they hold the same range, and every element is folded in rank order on the one rank that ends
 // with its block; that rank applies the final step, and the all-gather retraces the halvings
-// backwards, copying. So every replica gets the same bits, for any operation.
+// backwards, copying. So every replica gets the same bits, for any operation. The final step
+// divides by `contributors`: the ranks whose values the buffer already holds, when `t` is a
+// group of a larger reduction (the hierarchical all-reduce's ranks across nodes).
 template <class Transport, class T, class Op>
-void halving_doubling_allreduce(Transport& t, std::span<T> data, Op op) {
+void halving_doubling_allreduce(Transport& t, std::span<T> data, Op op, int contributors) {
   over_power_of_two(t, data, op, [&](int virtual_rank, int power, auto real_rank) {
     struct range {
       std::size_t first = 0;
@@ -57,7 +59,7 @@ void halving_doubling_allreduce(Transport& t, std::span<T> data, Op op) {
       send.wait();
       mine = kept;
     }
-    finalize_all<Op>(elements(mine), t.size());
+    finalize_all<Op>(elements(mine), contributors);
     for (int k = rounds - 1; k >= 0; --k) {
       const int partner = virtual_rank ^ (1 << k);
       const range before = held[static_cast<std::size_t>(k)];
@@ -69,6 +71,11 @@ void halving_doubling_allreduce(Transport& t, std::span<T> data, Op op) {
       mine = before;
     }
   });
+}
+
+template <class Transport, class T, class Op>
+void halving_doubling_allreduce(Transport& t, std::span<T> data, Op op) {
+  halving_doubling_allreduce(t, data, op, t.size());
 }
 
 }  // namespace switchyard::collective::detail

@@ -1,8 +1,11 @@
-// The hierarchical all-reduce: reduce-scatter inside each node, a ring all-reduce of each slice
-// among its owners across the nodes, all-gather inside each node.
+// The hierarchical all-reduce: reduce-scatter inside each node, an all-reduce of each slice among
+// its owners across the nodes (the ring, or halving-doubling over many nodes), all-gather inside
+// each node.
 #pragma once
 
+#include <switchyard/collective/choice.hpp>
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/halving_doubling.hpp>
 #include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/collective/node_groups.hpp>
 #include <switchyard/core/operations.hpp>
@@ -18,8 +21,8 @@ namespace switchyard::collective::detail {
 // consecutive slices: in round k, block b of its reduce-scatter and all-gather is slice k * m + b
 // (an empty block past the last slice), so local rank l ends the reduce-scatter with the slices
 // s = l (mod m) that it owns, each reduced over the node. Every element is then folded in a fixed
-// order (the node's ring, then the ring of the slice's owners) by one rank, whose bits every
-// other rank copies: all replicas end identical.
+// order (the node's ring, then the ring or halving-doubling of the slice's owners) by one rank,
+// whose bits every other rank copies: all replicas end identical.
 template <class Transport, class T, class Op>
 void hierarchical_allreduce(Transport& t, node_groups<Transport>& groups, std::span<T> data, Op op) {
   const auto slices = static_cast<std::size_t>(groups.slices());
@@ -54,6 +57,10 @@ void hierarchical_allreduce(Transport& t, node_groups<Transport>& groups, std::s
     const std::span<T> part = data.subspan(of_slice.offset, of_slice.size);
     Transport& across = groups.across(i);
     const auto nodes = static_cast<std::size_t>(across.size());
+    if (prefers_halving_doubling(part.size_bytes(), across.size())) {
+      halving_doubling_allreduce(across, part, op, t.size());
+      continue;
+    }
     ring_reduce_scatter(across, part, op);
     const switchyard::block mine = switchyard::block_of(part.size(), nodes, static_cast<std::size_t>(across.rank()));
     finalize_all<Op>(part.subspan(mine.offset, mine.size), t.size());
