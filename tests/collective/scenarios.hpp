@@ -341,6 +341,7 @@ template <class Transport>
 std::vector<std::string> allgather_suite(Transport& t) {
   std::vector<std::string> failures;
   allgather_refusals<sy::algorithm::ring>(t, failures);
+  allgather_refusals<sy::algorithm::recursive_doubling>(t, failures);
   if constexpr (sy::collective::has_native_allgather<Transport, double>) {
     allgather_refusals<sy::algorithm::native>(t, failures);
   }
@@ -349,6 +350,7 @@ std::vector<std::string> allgather_suite(Transport& t) {
     for (std::size_t count : counts) {
       if (count == large) count = 100003;  // the output is ranks x count
       allgather_case<T, sy::algorithm::ring>(t, count, failures);
+      allgather_case<T, sy::algorithm::recursive_doubling>(t, count, failures);
       if constexpr (sy::collective::has_native_allgather<Transport, T>) {
         allgather_case<T, sy::algorithm::native>(t, count, failures);
       }

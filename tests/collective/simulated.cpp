@@ -205,6 +205,37 @@ TEST_CASE("simulated.halving_doubling.fold: off powers of two, the fold's 2a + 2
   }
 }
 
+TEST_CASE("simulated.allgather.automatic: from 8 ranks without the native all-gather, Bruck's in ceil(log2 p) rounds" *
+          doctest::timeout(120)) {
+  auto messages = [](int hosts, auto algorithm) {
+    sy::transport::simulated_options o = quiet();
+    o.check_collectives = false;
+    o.native_collectives = false;
+    o.platform.hosts = hosts;
+    sy::transport::simulated_world world(o);
+    const auto results = world.run([algorithm](simulated& t) {
+      const std::vector<double> mine(3, t.rank());
+      std::vector<double> all(3 * static_cast<std::size_t>(t.size()));
+      sy::collective::allgather(t, mine, all, algorithm);
+      return all;
+    });
+    for (const std::vector<double>& all : results) {
+      for (std::size_t i = 0; i < all.size(); ++i) REQUIRE(all[i] == static_cast<double>(i / 3));
+    }
+    return world.messages();
+  };
+  for (int hosts : {7, 8, 13}) {
+    CAPTURE(hosts);
+    const auto ring = messages(hosts, sy::algorithm::ring{});
+    const auto bruck = messages(hosts, sy::algorithm::recursive_doubling{});
+    CHECK(ring == static_cast<std::uint64_t>(hosts * (hosts - 1)));
+    // ceil(log2 p) rounds of one message per rank, two where a run of blocks wraps.
+    CHECK(bruck >= static_cast<std::uint64_t>(hosts * (hosts == 13 ? 4 : 3)));
+    CHECK(bruck < ring);
+    CHECK(messages(hosts, sy::algorithm::automatic{}) == (hosts < 8 ? ring : bruck));
+  }
+}
+
 // The benchmark `collective.simulated.ring_formula` (meson test --benchmark): 4 to 1,024 hosts, 1 MiB.
 TEST_CASE("simulated.ring.formula_sweep: simulated over theoretical time of the ring, 4 to 1024 hosts" *
           doctest::skip() * doctest::timeout(3600)) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <switchyard/collective/algorithm.hpp>
+#include <switchyard/collective/choice.hpp>
+#include <switchyard/collective/detail/bruck.hpp>
 #include <switchyard/collective/detail/common.hpp>
 #include <switchyard/collective/detail/fingerprint.hpp>
 #include <switchyard/collective/detail/ring.hpp>
@@ -19,8 +21,9 @@ namespace switchyard::collective {
 
 /// @brief Gathers `mine` from every rank into `all` (`all.size() == ranks * mine.size()`), rank r's
 /// elements at `[r * mine.size(), (r + 1) * mine.size())`.
-/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has and prefers it, else
-/// ring), `ring` or `native`.
+/// @tparam Algorithm `algorithm::automatic` (default: native where the transport has and prefers it,
+/// else `recursive_doubling` from `halving_doubling_min_ranks` ranks on and the ring below), `ring`,
+/// `recursive_doubling` (Bruck's all-gather: ceil(log2 p) rounds, any p) or `native`.
 /// @code
 /// std::vector<double> all(t.size() * mine.size());
 /// switchyard::collective::allgather(t, mine, all);
@@ -41,8 +44,10 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
   static_assert(std::is_same_v<std::remove_const_t<buffer_element_t<const In>>, T>,
                 "allgather needs input and output buffers of the same element type");
   static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||
+                    std::is_same_v<Algorithm, algorithm::recursive_doubling> ||
                     std::is_same_v<Algorithm, algorithm::native>,
-                "allgather runs as algorithm::ring, algorithm::native or algorithm::automatic");
+                "allgather runs as algorithm::ring, algorithm::recursive_doubling, algorithm::native or "
+                "algorithm::automatic");
   constexpr bool has_native = has_native_allgather<Transport, T>;
   static_assert(!std::is_same_v<Algorithm, algorithm::native> || has_native,
                 "algorithm::native needs a transport with native_allgather(in, out); use automatic");
@@ -53,8 +58,13 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
     // Checked first, so that an output size one rank alone gets wrong is reported on every rank.
     bool native = std::is_same_v<Algorithm, algorithm::native>;
     if constexpr (std::is_same_v<Algorithm, algorithm::automatic> && has_native) native = prefers_native(t);
+    const bool doubling = !native && (std::is_same_v<Algorithm, algorithm::recursive_doubling> ||
+                                      (std::is_same_v<Algorithm, algorithm::automatic> &&
+                                       t.size() >= halving_doubling_min_ranks));
     detail::check_call<void>(t, {detail::operation::allgather,
-                                 detail::resolved_algorithm_id<Algorithm>(native, detail::algorithm_id<algorithm::ring>()),
+                                 detail::resolved_algorithm_id<Algorithm>(
+                                     native, doubling ? detail::algorithm_id<algorithm::recursive_doubling>()
+                                                      : detail::algorithm_id<algorithm::ring>()),
                                  in.size(), out.size(), detail::type_id<T>(), 0});
     if (out.size() != in.size() * n) {
       detail::raise<usage_error>(detail::str("allgather on rank ", t.rank(), ": ", in.size(),
@@ -66,7 +76,11 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
     } else {
       const std::size_t each = in.size();
       std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t.rank()) * each));
-      detail::ring_allgather(t, out, [each](std::size_t b) { return switchyard::block{b * each, each}; });
+      if (doubling) {
+        detail::bruck_allgather(t, out, each);
+      } else {
+        detail::ring_allgather(t, out, [each](std::size_t b) { return switchyard::block{b * each, each}; });
+      }
     }
   });
 }

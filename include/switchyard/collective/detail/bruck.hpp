@@ -1,0 +1,52 @@
+// Bruck's all-gather: ceil(log2 p) rounds at doubling distances for any world size, moving the
+// (p-1)/p of the result every all-gather must receive; the ring takes p - 1 rounds for the same bytes.
+#pragma once
+
+#include <switchyard/collective/detail/common.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <span>
+
+namespace switchyard::collective::detail {
+
+// `data` holds one block of `each` elements per rank, in rank order; rank r has filled block r.
+// After round k (distance d = 2^k) rank r holds the blocks r, r+1, ..., r+2d-1 (mod p): in each
+// round it sends the first min(d, p-d) of the blocks it holds, counted from its own, to rank r - d
+// and receives as many from rank r + d, which are the next ones in its count. Blocks are counted
+// cyclically, so a run of them may wrap past the last rank: it then travels as two messages, split
+// at the same block on both sides, since sender and receiver name the same blocks. Everything
+// lands in place, with no rotation and no scratch.
+template <class Transport, class T>
+void bruck_allgather(Transport& t, std::span<T> data, std::size_t each, int tag = allgather_tag) {
+  const auto p = static_cast<std::size_t>(t.size());
+  const auto r = static_cast<std::size_t>(t.rank());
+  using request = request_t<Transport, T>;
+  // The blocks first, first + 1, ..., first + count - 1 (mod p): one run of `data`, or two when
+  // they wrap past the last rank.
+  struct runs {
+    std::array<std::span<T>, 2> piece;
+    std::size_t pieces;
+  };
+  const auto blocks = [&](std::size_t first, std::size_t count) {
+    const std::size_t before_wrap = std::min(count, p - first);
+    return runs{{data.subspan(first * each, before_wrap * each), data.subspan(0, (count - before_wrap) * each)},
+                before_wrap < count ? std::size_t{2} : std::size_t{1}};
+  };
+  for (std::size_t distance = 1; distance < p; distance *= 2) {
+    const std::size_t count = std::min(distance, p - distance);
+    const int to = static_cast<int>((r + p - distance) % p);
+    const int from = static_cast<int>((r + distance) % p);
+    const runs out = blocks(r, count);
+    const runs in = blocks((r + distance) % p, count);
+    std::array<request, 2> receives;
+    std::array<request, 2> sends;
+    for (std::size_t i = 0; i < in.pieces; ++i) receives[i] = t.irecv(in.piece[i], from, tag);
+    for (std::size_t i = 0; i < out.pieces; ++i) sends[i] = t.isend(std::span<const T>(out.piece[i]), to, tag);
+    for (std::size_t i = 0; i < in.pieces; ++i) receives[i].wait();
+    for (std::size_t i = 0; i < out.pieces; ++i) sends[i].wait();
+  }
+}
+
+}  // namespace switchyard::collective::detail
