@@ -8,7 +8,7 @@ TEST_CASE("allgather.inproc: against the sequential reference at 1, 2, 3, 4 and 
 }
 
 TEST_CASE("allgather.inproc.recursive_doubling: Bruck's all-gather at 5, 6, 8, 9, 12 and 13 ranks, where runs of "
-          "blocks wrap past the last rank" *
+          "blocks wrap past the last rank, also over blocks of different sizes" *
           doctest::timeout(300)) {
   for (int ranks : {5, 6, 8, 9, 12, 13}) {
     CAPTURE(ranks);
@@ -19,6 +19,10 @@ TEST_CASE("allgather.inproc.recursive_doubling: Bruck's all-gather at 5, 6, 8, 9
           for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1001}}) {
             scenarios::allgather_case<double, switchyard::algorithm::recursive_doubling>(t, count, failures);
             scenarios::allgather_case<std::int32_t, switchyard::algorithm::recursive_doubling>(t, count, failures);
+          }
+          for (std::size_t scale : {std::size_t{0}, std::size_t{1}, std::size_t{1000}}) {
+            scenarios::allgather_blocks_case<float, switchyard::algorithm::recursive_doubling>(t, scale, failures);
+            scenarios::allgather_blocks_case<float, switchyard::algorithm::automatic>(t, scale, failures);
           }
           return failures;
         },

@@ -318,6 +318,54 @@ void allgather_case(Transport& t, std::size_t count, std::vector<std::string>& f
   }
 }
 
+// Blocks of different sizes, some empty, gathered in place: rank r's block holds `sizes(r)`
+// elements (none on every third rank from the second on; `scale` elements more on the others).
+template <class T, class Algorithm, class Transport>
+void allgather_blocks_case(Transport& t, std::size_t scale, std::vector<std::string>& failures) {
+  const auto n = static_cast<std::size_t>(t.size());
+  auto size_of = [scale](std::size_t r) { return r % 3 == 1 ? std::size_t{0} : scale + (r * 7) % 5; };
+  std::vector<sy::block> blocks;
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    blocks.push_back({total, size_of(r)});
+    total += size_of(r);
+  }
+  std::vector<T> data(total, T(99));
+  const sy::block mine = blocks[static_cast<std::size_t>(t.rank())];
+  for (std::size_t i = 0; i < mine.size; ++i) data[mine.offset + i] = exact_value<T>(t.rank(), i);
+  sy::collective::allgather_blocks(t, data, [&](std::size_t r) { return blocks[r]; }, Algorithm{});
+  const std::string what = "allgather_blocks " + algorithm_name<Algorithm>() + " " + type_name<T>() + " scale " +
+                           std::to_string(scale) + " ranks " + std::to_string(n) + " rank " + std::to_string(t.rank());
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t i = 0; i < blocks[r].size; ++i) {
+      if (!(data[blocks[r].offset + i] == exact_value<T>(static_cast<int>(r), i))) {
+        failures.push_back(what + ": block " + std::to_string(r) + " element " + std::to_string(i) + " differs");
+        return;
+      }
+    }
+  }
+}
+
+// Blocks that leave a gap or overlap are refused on every rank, with the block and its offsets.
+template <class Transport>
+void allgather_blocks_refusals(Transport& t, std::vector<std::string>& failures) {
+  const std::string rank = std::to_string(t.rank());
+  std::vector<double> data(4 * static_cast<std::size_t>(t.size()), -1.0);
+  const std::vector<double> before = data;
+  // Block 0 starts at 1: a gap before it.
+  const auto gap = [](std::size_t r) { return sy::block{1 + 4 * r, 4}; };
+  expect_refused([&] { sy::collective::allgather_blocks(t, data, gap); },
+                 "allgather_blocks on rank " + rank + ": block 0 is [1, 5)", "allgather_blocks gap rank " + rank,
+                 failures);
+  // The blocks stop one element short of the end.
+  const auto last = static_cast<std::size_t>(t.size()) - 1;
+  const auto short_of_end = [last](std::size_t r) { return sy::block{4 * r, r == last ? 3 : std::size_t{4}}; };
+  expect_refused([&] { sy::collective::allgather_blocks(t, data, short_of_end); },
+                 "the blocks end at " + std::to_string(data.size() - 1) + " of " + std::to_string(data.size()),
+                 "allgather_blocks short rank " + rank, failures);
+  if (data != before) failures.push_back("allgather_blocks rank " + rank + ": a refused call changed the buffer");
+}
+
 // An output one element short or long, the same on every rank, is refused on every rank (with the
 // checks of collective/checked.hpp off too), and the output is left as it was.
 template <class Algorithm, class Transport>
@@ -346,6 +394,12 @@ std::vector<std::string> allgather_suite(Transport& t) {
     allgather_refusals<sy::algorithm::native>(t, failures);
   }
   allgather_refusals<sy::algorithm::automatic>(t, failures);
+  allgather_blocks_refusals(t, failures);
+  for (std::size_t scale : {std::size_t{0}, std::size_t{1}, std::size_t{1000}}) {
+    allgather_blocks_case<float, sy::algorithm::ring>(t, scale, failures);
+    allgather_blocks_case<float, sy::algorithm::recursive_doubling>(t, scale, failures);
+    allgather_blocks_case<double, sy::algorithm::automatic>(t, scale, failures);
+  }
   auto per_type = [&]<class T>() {
     for (std::size_t count : counts) {
       if (count == large) count = 100003;  // the output is ranks x count

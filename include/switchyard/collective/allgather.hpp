@@ -85,4 +85,64 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
   });
 }
 
+/// @brief All-gather in place of blocks that may differ in size: rank r contributes
+/// `buffer[blocks(r)]` (a `switchyard::block`, core/partition.hpp) and every rank ends with every
+/// block. The blocks tile `buffer` in rank order, `blocks(0)` at offset 0, each starting where the
+/// one before ends, the last ending at `buffer.size()`; they may be empty (a rank with nothing to
+/// give). Every rank must pass the same layout.
+/// @tparam Algorithm `algorithm::automatic` (default: `recursive_doubling` from
+/// `halving_doubling_min_ranks` ranks on, the ring below), `ring` or `recursive_doubling`.
+/// @code
+/// // The shards of block_of(count, ranks, r), each rank's filled in, gathered everywhere:
+/// switchyard::collective::allgather_blocks(t, parameters, [&](std::size_t r) {
+///   return switchyard::block_of(parameters.size(), static_cast<std::size_t>(t.size()), r);
+/// });
+/// @endcode
+/// @throws usage_error when the blocks do not tile the buffer (naming the rank, the block and the
+/// offsets); transport_error when ranks pass different sizes.
+template <class Transport, class Buffer, class BlockOf, class Algorithm = algorithm::automatic>
+void allgather_blocks(Transport& t, Buffer&& buffer, BlockOf blocks, Algorithm = {}) {
+  detail::require_transport<Transport>();
+  detail::require_buffer<std::remove_reference_t<Buffer>>();
+  static_assert(!switchyard::buffer<std::remove_reference_t<Buffer>> ||
+                    switchyard::mutable_buffer<std::remove_reference_t<Buffer>>,
+                "allgather_blocks writes into its buffer: pass a non-const buffer");
+  static_assert(std::is_invocable_r_v<switchyard::block, BlockOf&, std::size_t>,
+                "the blocks must be callable as switchyard::block blocks(std::size_t rank)");
+  static_assert(std::is_same_v<Algorithm, algorithm::automatic> || std::is_same_v<Algorithm, algorithm::ring> ||
+                    std::is_same_v<Algorithm, algorithm::recursive_doubling>,
+                "allgather_blocks runs as algorithm::ring, algorithm::recursive_doubling or algorithm::automatic");
+  using T = buffer_element_t<std::remove_reference_t<Buffer>>;
+  std::span<T> data = as_span(buffer);
+  const auto n = static_cast<std::size_t>(t.size());
+  detail::in_context("allgather_blocks", t.rank(), data.size(), [&] {
+    const bool doubling = std::is_same_v<Algorithm, algorithm::recursive_doubling> ||
+                          (std::is_same_v<Algorithm, algorithm::automatic> && t.size() >= halving_doubling_min_ranks);
+    detail::check_call<void>(t, {detail::operation::allgather,
+                                 doubling ? detail::algorithm_id<algorithm::recursive_doubling>()
+                                          : detail::algorithm_id<algorithm::ring>(),
+                                 data.size(), data.size(), detail::type_id<T>(), 0});
+    std::size_t end = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      const switchyard::block b = blocks(r);
+      if (b.offset != end || b.size > data.size() - std::min(end, data.size())) {
+        detail::raise<usage_error>(detail::str("allgather_blocks on rank ", t.rank(), ": block ", r, " is [",
+                                               b.offset, ", ", b.offset + b.size, ") where the blocks must tile the ",
+                                               data.size(), " elements in rank order from ", end));
+      }
+      end = b.offset + b.size;
+    }
+    if (end != data.size()) {
+      detail::raise<usage_error>(detail::str("allgather_blocks on rank ", t.rank(), ": the blocks end at ", end,
+                                             " of ", data.size(), " elements"));
+    }
+    if (n == 1) return;
+    if (doubling) {
+      detail::bruck_allgather(t, data, blocks);
+    } else {
+      detail::ring_allgather(t, data, blocks);
+    }
+  });
+}
+
 }  // namespace switchyard::collective

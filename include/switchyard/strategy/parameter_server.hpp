@@ -11,6 +11,7 @@
 // node-aware exchange: a node's workers sum their gradients before one push).
 #pragma once
 
+#include <switchyard/collective/allgather.hpp>
 #include <switchyard/collective/broadcast.hpp>
 #include <switchyard/core/buffer.hpp>
 #include <switchyard/core/compression.hpp>
@@ -659,10 +660,18 @@ void parameter_server<Consistency>::end_exchange(Transport& pt, Model& model, Op
     const block mine = plan_.shard(*plan_.served_shard(static_cast<std::size_t>(pt.rank())));
     std::copy(served.begin(), served.end(), parameters.begin() + static_cast<std::ptrdiff_t>(mine.offset));
   }
-  for (std::size_t s = 0; s < plan_.servers; ++s) {
-    const block b = plan_.shard(s);
-    collective::broadcast(pt, parameters.subspan(b.offset, b.size), plan_.server_rank(s));
+  // Every shard to every rank: one server broadcasts it; several all-gather theirs in rank order,
+  // the workers before them giving nothing (from 8 ranks Bruck's: log2 rounds in all, where a
+  // broadcast per server takes log2 rounds each).
+  if (plan_.servers == 1) {
+    collective::broadcast(pt, parameters, plan_.server_rank(0));
+    return;
   }
+  collective::allgather_blocks(pt, parameters, [&](std::size_t rank) {
+    const std::optional<std::size_t> served = plan_.served_shard(rank);
+    if (served) return plan_.shard(*served);
+    return block{rank < plan_.first_server ? 0 : parameters.size(), 0};
+  });
 }
 
 }  // namespace switchyard::strategy

@@ -29,9 +29,9 @@ state whole(std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("ps.assembly: every rank gets the whole state from the servers' shards") {
+TEST_CASE("ps.assembly: every rank gets the whole state from the servers' shards, at 2 to 9 ranks") {
   for (const std::array<std::size_t, 3> shape : std::vector<std::array<std::size_t, 3>>{
-           {2, 1, 5}, {4, 1, 9}, {4, 2, 9}, {5, 3, 7}, {3, 2, 2}}) {
+           {2, 1, 5}, {4, 1, 9}, {4, 2, 9}, {5, 3, 7}, {3, 2, 2}, {9, 9, 20}, {9, 2, 13}, {8, 3, 2}}) {
     const std::size_t ranks = shape[0];
     const std::size_t servers = shape[1];
     const std::size_t parameters = shape[2];

@@ -3,36 +3,45 @@
 #pragma once
 
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/core/partition.hpp>
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <span>
 
 namespace switchyard::collective::detail {
 
-// `data` holds one block of `each` elements per rank, in rank order; rank r has filled block r.
+// `of(b)` is block b of `data` (core/partition.hpp), one per rank: the blocks tile `data` in rank
+// order, each starting where the one before ends, and may be empty; rank r has filled block r.
 // After round k (distance d = 2^k) rank r holds the blocks r, r+1, ..., r+2d-1 (mod p): in each
 // round it sends the first min(d, p-d) of the blocks it holds, counted from its own, to rank r - d
 // and receives as many from rank r + d, which are the next ones in its count. Blocks are counted
 // cyclically, so a run of them may wrap past the last rank: it then travels as two messages, split
 // at the same block on both sides, since sender and receiver name the same blocks. Everything
 // lands in place, with no rotation and no scratch.
-template <class Transport, class T>
-void bruck_allgather(Transport& t, std::span<T> data, std::size_t each, int tag = allgather_tag) {
+template <class Transport, class T, std::invocable<std::size_t> BlockOf>
+void bruck_allgather(Transport& t, std::span<T> data, BlockOf of, int tag = allgather_tag) {
   const auto p = static_cast<std::size_t>(t.size());
   const auto r = static_cast<std::size_t>(t.rank());
   using request = request_t<Transport, T>;
-  // The blocks first, first + 1, ..., first + count - 1 (mod p): one run of `data`, or two when
-  // they wrap past the last rank.
+  // Blocks first .. last - 1 (first < last <= p): one stretch of `data`.
+  const auto stretch = [&](std::size_t first, std::size_t last) {
+    const switchyard::block begin = of(first);
+    const switchyard::block end = of(last - 1);
+    return data.subspan(begin.offset, end.offset + end.size - begin.offset);
+  };
+  // The blocks first, first + 1, ..., first + count - 1 (mod p): one stretch, or two when they
+  // wrap past the last rank.
   struct runs {
     std::array<std::span<T>, 2> piece;
     std::size_t pieces;
   };
   const auto blocks = [&](std::size_t first, std::size_t count) {
     const std::size_t before_wrap = std::min(count, p - first);
-    return runs{{data.subspan(first * each, before_wrap * each), data.subspan(0, (count - before_wrap) * each)},
-                before_wrap < count ? std::size_t{2} : std::size_t{1}};
+    if (before_wrap == count) return runs{{stretch(first, first + count), std::span<T>()}, 1};
+    return runs{{stretch(first, p), stretch(0, count - before_wrap)}, 2};
   };
   for (std::size_t distance = 1; distance < p; distance *= 2) {
     const std::size_t count = std::min(distance, p - distance);
@@ -47,6 +56,12 @@ void bruck_allgather(Transport& t, std::span<T> data, std::size_t each, int tag 
     for (std::size_t i = 0; i < in.pieces; ++i) receives[i].wait();
     for (std::size_t i = 0; i < out.pieces; ++i) sends[i].wait();
   }
+}
+
+// The same with blocks of `each` elements.
+template <class Transport, class T>
+void bruck_allgather(Transport& t, std::span<T> data, std::size_t each, int tag = allgather_tag) {
+  bruck_allgather(t, data, [each](std::size_t b) { return switchyard::block{b * each, each}; }, tag);
 }
 
 }  // namespace switchyard::collective::detail

@@ -2,10 +2,12 @@
 // its servers own.
 #pragma once
 
-#include <switchyard/collective/broadcast.hpp>
+#include <switchyard/collective/allgather.hpp>
+#include <switchyard/core/error.hpp>
 #include <switchyard/core/partition.hpp>
 #include <switchyard/optim/optimizer_state.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -18,9 +20,10 @@ namespace switchyard::strategy {
 ///
 /// Server s (rank `t.size() - servers + s`) owns shard s, `block_of(parameters, servers, s)`, and
 /// passes its optimizer's state of that shard as `own`; the other ranks' `own` is not read, but
-/// must have the same number of slots. Each server broadcasts its step, clock and slots, and
-/// every rank puts the shards together in order (`optimizer_state::assemble`), so every rank ends
-/// with the same state, which raises `usage_error` when the servers' steps or clocks differ.
+/// must have the same number of slots. One all-gather brings every server's step and clock to
+/// every rank and one per slot the servers' shards (`collective::allgather_blocks`), and every
+/// rank puts the shards together in order (`optimizer_state::assemble`), so every rank ends with
+/// the same state, which raises `usage_error` when the servers' steps or clocks differ.
 /// @code
 /// auto whole = switchyard::strategy::assemble_sharded_state(t, optimizer.export_state(), arena, 2);
 /// @endcode
@@ -30,21 +33,35 @@ template <class Transport, class T>
   const auto ranks = static_cast<std::size_t>(t.size());
   const std::size_t first_server = ranks - servers;
   const auto rank = static_cast<std::size_t>(t.rank());
-  const std::size_t mine = rank >= first_server ? rank - first_server : servers;
+  const auto shard_of = [&](std::size_t r) {
+    return r < first_server ? block{0, 0} : block_of(parameters, servers, r - first_server);
+  };
+  const std::array<std::uint64_t, 2> counters{own.step, own.clock};
+  std::vector<std::uint64_t> every_counter(2 * ranks);
+  collective::allgather(t, counters, every_counter);
+  std::vector<std::vector<T>> slots(own.slots.size(), std::vector<T>(parameters));
+  const block mine = shard_of(rank);
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    if (rank >= first_server) {
+      if (own.slots[k].size() != mine.size) {
+        switchyard::detail::raise<usage_error>(switchyard::detail::str("assemble_sharded_state on rank ", rank,
+                                                                       ": slot ", k, " holds ", own.slots[k].size(),
+                                                                       " values where the shard has ", mine.size));
+      }
+      std::copy(own.slots[k].begin(), own.slots[k].end(), slots[k].begin() + static_cast<std::ptrdiff_t>(mine.offset));
+    }
+    collective::allgather_blocks(t, slots[k], shard_of);
+  }
   std::vector<optim::optimizer_state<T>> shards(servers);
   for (std::size_t s = 0; s < servers; ++s) {
     const block b = block_of(parameters, servers, s);
-    const int root = static_cast<int>(first_server + s);
     optim::optimizer_state<T>& piece = shards[s];
     piece.size = b.size;
-    piece.slots.assign(own.slots.size(), std::vector<T>(b.size));
-    std::array<std::uint64_t, 2> counters{s == mine ? own.step : 0, s == mine ? own.clock : 0};
-    collective::broadcast(t, counters, root);
-    piece.step = counters[0];
-    piece.clock = counters[1];
-    for (std::size_t k = 0; k < piece.slots.size(); ++k) {
-      if (s == mine) piece.slots[k] = own.slots[k];
-      collective::broadcast(t, piece.slots[k], root);
+    piece.step = every_counter[2 * (first_server + s)];
+    piece.clock = every_counter[2 * (first_server + s) + 1];
+    for (const std::vector<T>& slot : slots) {
+      const auto begin = slot.begin() + static_cast<std::ptrdiff_t>(b.offset);
+      piece.slots.emplace_back(begin, begin + static_cast<std::ptrdiff_t>(b.size));
     }
   }
   return optim::optimizer_state<T>::assemble(shards);
