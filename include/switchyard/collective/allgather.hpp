@@ -60,7 +60,7 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
     if constexpr (std::is_same_v<Algorithm, algorithm::automatic> && has_native) native = prefers_native(t);
     const bool doubling = !native && (std::is_same_v<Algorithm, algorithm::recursive_doubling> ||
                                       (std::is_same_v<Algorithm, algorithm::automatic> &&
-                                       t.size() >= halving_doubling_min_ranks));
+                                       detail::prefers_bruck(t.size())));
     detail::check_call<void>(t, {detail::operation::allgather,
                                  detail::resolved_algorithm_id<Algorithm>(
                                      native, doubling ? detail::algorithm_id<algorithm::recursive_doubling>()
@@ -76,11 +76,8 @@ void allgather(Transport& t, const In& mine, Out&& all, Algorithm = {}) {
     } else {
       const std::size_t each = in.size();
       std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t.rank()) * each));
-      if (doubling) {
-        detail::bruck_allgather(t, out, each);
-      } else {
-        detail::ring_allgather(t, out, [each](std::size_t b) { return switchyard::block{b * each, each}; });
-      }
+      detail::allgather_in_place(
+          t, out, [each](std::size_t b) { return switchyard::block{b * each, each}; }, doubling);
     }
   });
 }
@@ -117,7 +114,7 @@ void allgather_blocks(Transport& t, Buffer&& buffer, BlockOf blocks, Algorithm =
   const auto n = static_cast<std::size_t>(t.size());
   detail::in_context("allgather_blocks", t.rank(), data.size(), [&] {
     const bool doubling = std::is_same_v<Algorithm, algorithm::recursive_doubling> ||
-                          (std::is_same_v<Algorithm, algorithm::automatic> && t.size() >= halving_doubling_min_ranks);
+                          (std::is_same_v<Algorithm, algorithm::automatic> && detail::prefers_bruck(t.size()));
     detail::check_call<void>(t, {detail::operation::allgather,
                                  doubling ? detail::algorithm_id<algorithm::recursive_doubling>()
                                           : detail::algorithm_id<algorithm::ring>(),
@@ -125,7 +122,7 @@ void allgather_blocks(Transport& t, Buffer&& buffer, BlockOf blocks, Algorithm =
     std::size_t end = 0;
     for (std::size_t r = 0; r < n; ++r) {
       const switchyard::block b = blocks(r);
-      if (b.offset != end || b.size > data.size() - std::min(end, data.size())) {
+      if (b.offset != end || b.size > data.size() - end) {
         detail::raise<usage_error>(detail::str("allgather_blocks on rank ", t.rank(), ": block ", r, " is [",
                                                b.offset, ", ", b.offset + b.size, ") where the blocks must tile the ",
                                                data.size(), " elements in rank order from ", end));
@@ -136,12 +133,7 @@ void allgather_blocks(Transport& t, Buffer&& buffer, BlockOf blocks, Algorithm =
       detail::raise<usage_error>(detail::str("allgather_blocks on rank ", t.rank(), ": the blocks end at ", end,
                                              " of ", data.size(), " elements"));
     }
-    if (n == 1) return;
-    if (doubling) {
-      detail::bruck_allgather(t, data, blocks);
-    } else {
-      detail::ring_allgather(t, data, blocks);
-    }
+    if (n > 1) detail::allgather_in_place(t, data, blocks, doubling);
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include <switchyard/collective/detail/recursive_doubling.hpp>
 
+#include <bit>
 #include <cstddef>
 
 namespace switchyard::collective {
@@ -33,9 +34,7 @@ inline constexpr int halving_doubling_min_ranks = 8;
   if (ranks < halving_doubling_min_ranks) return false;
   const int power = detail::power_of_two_below(ranks);
   if (power == ranks) return true;
-  int log2 = 0;
-  while ((1 << (log2 + 1)) <= power) ++log2;
-  const auto saved = static_cast<std::size_t>(ranks - 2 - log2);
+  const auto saved = static_cast<std::size_t>(ranks - 2 - std::countr_zero(static_cast<unsigned>(power)));
   return bytes < saved * ring_threshold_bytes;
 }
 

@@ -68,3 +68,22 @@ TEST_CASE("ps.assembly: servers whose steps differ are refused on every rank") {
   });
   CHECK(raised == std::vector<bool>{true, true, true});
 }
+
+TEST_CASE("ps.assembly: a server whose slots do not fit its shard is named on every rank") {
+  const auto raised = sy::transport::run_inproc(3, [](sy::transport::inproc& t) -> std::string {
+    state own = whole(6).slice(t.rank() == 1 ? 0 : 3, 3);
+    if (t.rank() == 2) own.slots[1].pop_back();
+    try {
+      (void)sy::strategy::assemble_sharded_state(t, own, 6, 2);
+    } catch (const sy::usage_error& e) {
+      return e.what();
+    }
+    return "no error";
+  });
+  for (std::size_t r = 0; r < raised.size(); ++r) {
+    CAPTURE(raised[r]);
+    CHECK(raised[r].find("on rank " + std::to_string(r) +
+                         ": the optimizer state of server rank 2 does not fit its shard of 3 parameters") !=
+          std::string::npos);
+  }
+}

@@ -2,7 +2,9 @@
 // (p-1)/p of the result every all-gather must receive; the ring takes p - 1 rounds for the same bytes.
 #pragma once
 
+#include <switchyard/collective/choice.hpp>
 #include <switchyard/collective/detail/common.hpp>
+#include <switchyard/collective/detail/ring.hpp>
 #include <switchyard/core/partition.hpp>
 
 #include <algorithm>
@@ -58,10 +60,18 @@ void bruck_allgather(Transport& t, std::span<T> data, BlockOf of, int tag = allg
   }
 }
 
-// The same with blocks of `each` elements.
-template <class Transport, class T>
-void bruck_allgather(Transport& t, std::span<T> data, std::size_t each, int tag = allgather_tag) {
-  bruck_allgather(t, data, [each](std::size_t b) { return switchyard::block{b * each, each}; }, tag);
+// Whether an all-gather that chooses for itself takes Bruck's (from `halving_doubling_min_ranks`
+// ranks on, collective/choice.hpp) or the ring.
+inline bool prefers_bruck(int ranks) noexcept { return ranks >= halving_doubling_min_ranks; }
+
+// The library's all-gather in place over the blocks `of`: Bruck's or the ring.
+template <class Transport, class T, std::invocable<std::size_t> BlockOf>
+void allgather_in_place(Transport& t, std::span<T> data, BlockOf of, bool bruck, int tag = allgather_tag) {
+  if (bruck) {
+    bruck_allgather(t, data, of, tag);
+  } else {
+    ring_allgather(t, data, of, tag);
+  }
 }
 
 }  // namespace switchyard::collective::detail

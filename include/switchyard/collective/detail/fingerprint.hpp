@@ -4,7 +4,6 @@
 #pragma once
 
 #include <switchyard/collective/algorithm.hpp>
-#include <switchyard/collective/choice.hpp>
 #include <switchyard/collective/detail/bruck.hpp>
 #include <switchyard/collective/detail/common.hpp>
 #include <switchyard/collective/detail/ring.hpp>
@@ -265,12 +264,9 @@ void check_call(Transport& t, const call& c) {
     all.resize(static_cast<std::size_t>(ranks) * F::size);
     const auto of_rank = [](int r) { return switchyard::block{static_cast<std::size_t>(r) * F::size, F::size}; };
     std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(of_rank(t.rank()).offset));
-    if (ranks >= halving_doubling_min_ranks) {
-      bruck_allgather(t, std::span<std::uint64_t>(all), F::size, fingerprint_tag);
-    } else {
-      ring_allgather(t, std::span<std::uint64_t>(all), [&](std::size_t b) { return of_rank(static_cast<int>(b)); },
-                     fingerprint_tag);
-    }
+    allgather_in_place(
+        t, std::span<std::uint64_t>(all), [&](std::size_t b) { return of_rank(static_cast<int>(b)); },
+        prefers_bruck(ranks), fingerprint_tag);
     for (int r = 0; r < ranks; ++r) {
       if (!std::equal(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(of_rank(r).offset))) {
         raise<usage_error>(mismatch_report(all, t.rank(), ranks));

@@ -7,16 +7,13 @@
 #include <switchyard/core/operations.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <span>
 
 namespace switchyard::collective::detail {
 
 // The largest power of two not above `n` (n >= 1).
-constexpr int power_of_two_below(int n) noexcept {
-  int power = 1;
-  while (power * 2 <= n) power *= 2;
-  return power;
-}
+constexpr int power_of_two_below(int n) noexcept { return static_cast<int>(std::bit_floor(static_cast<unsigned>(n))); }
 
 // Reduces `data` over every rank with an algorithm that needs a power-of-two group: ranks
 // 0 .. 2*extra-1 pair up (2i, 2i+1), the even one hands its buffer to the odd one, which folds it

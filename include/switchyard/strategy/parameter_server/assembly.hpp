@@ -23,7 +23,8 @@ namespace switchyard::strategy {
 /// must have the same number of slots. One all-gather brings every server's step and clock to
 /// every rank and one per slot the servers' shards (`collective::allgather_blocks`), and every
 /// rank puts the shards together in order (`optimizer_state::assemble`), so every rank ends with
-/// the same state, which raises `usage_error` when the servers' steps or clocks differ.
+/// the same state. Every rank raises `usage_error` when the servers' steps or clocks differ, or
+/// when a server's slots do not hold its shard's size.
 /// @code
 /// auto whole = switchyard::strategy::assemble_sharded_state(t, optimizer.export_state(), arena, 2);
 /// @endcode
@@ -36,18 +37,25 @@ template <class Transport, class T>
   const auto shard_of = [&](std::size_t r) {
     return r < first_server ? block{0, 0} : block_of(parameters, servers, r - first_server);
   };
-  const std::array<std::uint64_t, 2> counters{own.step, own.clock};
-  std::vector<std::uint64_t> every_counter(2 * ranks);
-  collective::allgather(t, counters, every_counter);
-  std::vector<std::vector<T>> slots(own.slots.size(), std::vector<T>(parameters));
+  // A server whose slots do not fit its shard says so in the same all-gather as its counters, so
+  // that every rank raises the same error instead of leaving the others in the next collective.
   const block mine = shard_of(rank);
+  const bool fits = rank < first_server || std::all_of(own.slots.begin(), own.slots.end(), [&](const auto& slot) {
+                      return slot.size() == mine.size;
+                    });
+  const std::array<std::uint64_t, 3> counters{own.step, own.clock, fits ? 0U : 1U};
+  std::vector<std::uint64_t> every_counter(3 * ranks);
+  collective::allgather(t, counters, every_counter);
+  for (std::size_t r = first_server; r < ranks; ++r) {
+    if (every_counter[3 * r + 2] != 0) {
+      switchyard::detail::raise<usage_error>(switchyard::detail::str(
+          "assemble_sharded_state on rank ", rank, ": the optimizer state of server rank ", r,
+          " does not fit its shard of ", shard_of(r).size, " parameters"));
+    }
+  }
+  std::vector<std::vector<T>> slots(own.slots.size(), std::vector<T>(parameters));
   for (std::size_t k = 0; k < slots.size(); ++k) {
     if (rank >= first_server) {
-      if (own.slots[k].size() != mine.size) {
-        switchyard::detail::raise<usage_error>(switchyard::detail::str("assemble_sharded_state on rank ", rank,
-                                                                       ": slot ", k, " holds ", own.slots[k].size(),
-                                                                       " values where the shard has ", mine.size));
-      }
       std::copy(own.slots[k].begin(), own.slots[k].end(), slots[k].begin() + static_cast<std::ptrdiff_t>(mine.offset));
     }
     collective::allgather_blocks(t, slots[k], shard_of);
@@ -57,8 +65,8 @@ template <class Transport, class T>
     const block b = block_of(parameters, servers, s);
     optim::optimizer_state<T>& piece = shards[s];
     piece.size = b.size;
-    piece.step = every_counter[2 * (first_server + s)];
-    piece.clock = every_counter[2 * (first_server + s) + 1];
+    piece.step = every_counter[3 * (first_server + s)];
+    piece.clock = every_counter[3 * (first_server + s) + 1];
     for (const std::vector<T>& slot : slots) {
       const auto begin = slot.begin() + static_cast<std::ptrdiff_t>(b.offset);
       piece.slots.emplace_back(begin, begin + static_cast<std::ptrdiff_t>(b.size));
