@@ -58,6 +58,7 @@ void write_summary(const config& c, const rank_world& world, std::size_t train_e
   summary["ps_aggregated_by"] = c.strategy == "allreduce" ? json(nullptr) : json(r.ps_by_node ? "node" : "rank");
   summary.update(exchange_settings_json(c, r));
   summary.update(json{{"train_examples", train_examples},
+                      {"train_repeat", c.train_repeat},
                       {"epochs", h.epochs.size()},
                       {"batch_per_worker", c.batch},
                       {"test_accuracy", rounded(h.last().test_accuracy, 6)},

@@ -81,6 +81,7 @@ struct config {
   bool flush_subnormals = true;
   std::string data_dir;
   std::size_t train_limit = 0;  // train on the first N examples only (0: all)
+  std::size_t train_repeat = 1;  // the training examples this many times over, before train_limit
   std::string log;
   std::string summary;
   bool quiet = false;
@@ -279,6 +280,11 @@ inline void add_run_options(CLI::App& app, config& c) {
   app.add_option("--train-limit", c.train_limit,
                  "Train on the first N training examples only (0: all of them); each worker needs a full batch")
       ->check(whole_number())
+      ->capture_default_str();
+  app.add_option("--train-repeat", c.train_repeat,
+                 "The training examples K times over, in order, before --train-limit: full batches for the many "
+                 "workers of a simulated cluster (a larger data set of the same shape, no new information)")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_flag("--quiet", c.quiet, "No per-epoch progress lines");
   app.add_option("--straggler", c.straggler,
@@ -507,16 +513,36 @@ inline void check_world(const config& c, int ranks) {
   if (c.train_limit != 0) check_data(c, ranks, c.train_limit);
 }
 
+/// Refuses a --train-limit above what the training data holds, naming both (checked once the data
+/// is read, before any training).
+inline void check_limit(const config& c, std::size_t train_examples) {
+  if (c.train_limit <= train_examples) return;
+  throw sy::usage_error(fmt::format("--train-limit {} asks for more than the {} training examples{}", c.train_limit,
+                                    train_examples,
+                                    c.train_repeat > 1 ? fmt::format(" (--train-repeat {})", c.train_repeat)
+                                                       : std::string(" (--train-repeat K repeats them)")));
+}
+
 inline sy::data::fashion_mnist load_data(const config& c) {
   sy::data::fashion_mnist data =
       c.data_dir.empty() ? sy::data::fashion_mnist::load() : sy::data::fashion_mnist::load(c.data_dir);
-  if (c.train_limit != 0) data.train = std::make_shared<const sy::data::dataset>(data.train->first(c.train_limit));
+  if (c.train_repeat > 1) data.train = std::make_shared<const sy::data::dataset>(data.train->repeated(c.train_repeat));
+  if (c.train_limit != 0) {
+    check_limit(c, data.train->size());
+    data.train = std::make_shared<const sy::data::dataset>(data.train->first(c.train_limit));
+  }
   return data;
 }
 
-/// " (the first N training examples)" after --train-limit N, else nothing.
+/// " (the first N training examples)" after --train-limit N, " (the training examples K times
+/// over...)" after --train-repeat K, else nothing.
 inline std::string examples_text(const config& c, const sy::data::fashion_mnist& data) {
-  return c.train_limit == 0 ? std::string() : fmt::format(" (the first {} training examples)", data.train->size());
+  const std::string first = fmt::format("the first {} training examples", data.train->size());
+  if (c.train_repeat > 1) {
+    return fmt::format(" (the training examples {} times over{})", c.train_repeat,
+                       c.train_limit == 0 ? std::string() : fmt::format(", {}", first));
+  }
+  return c.train_limit == 0 ? std::string() : fmt::format(" ({})", first);
 }
 
 /// The ranks that train: the processes of the MPI job when an MPI launcher (mpirun, srun) started

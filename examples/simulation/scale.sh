@@ -25,7 +25,9 @@
 #     adaptive              --strategy adaptive with the dedicated hosts' settings of docs/training.md,
 #                           sampling every 2 steps instead of 5 so that a switch fits in the epoch
 #   SLOW ["none 1:0.25"]: none, or HOST:FACTOR for --slow (host 1 at a quarter speed)
-#   STEPS [20]  BATCH [32]: workers x BATCH x STEPS must stay within the 60,000 training examples
+#   STEPS [20]  BATCH [32]: each run trains on the first workers x BATCH x STEPS training
+#     examples; above the 60,000 of Fashion-MNIST (1,024 hosts), on the training set repeated
+#     (--train-repeat), so that every size keeps the same batch and steps
 #   COMPUTE_MLP [0.00047]  COMPUTE_CNN [0.0122]: seconds of a step at --batch 32, from
 #     fashion_mnist --sim-compute calibrated on the machine of docs/simulation.md (calibrate again
 #     for another BATCH)
@@ -45,6 +47,7 @@ BATCH=${BATCH:-32}
 COMPUTE_MLP=${COMPUTE_MLP:-0.00047}
 COMPUTE_CNN=${COMPUTE_CNN:-0.0122}
 LATENCY=${LATENCY:-50us}
+TRAIN_EXAMPLES=60000  # Fashion-MNIST's training set
 EXTRA=${EXTRA:-}
 
 binary=${FASHION_MNIST:-$BUILD/examples/fashion_mnist}
@@ -103,11 +106,13 @@ for model in $MODELS; do
           name=$model-$link-h$hosts-$(echo "$slow" | tr ':' '_')-$strategy
           [ ! -e "$OUT/$name.json" ] || continue
           strategy_options "$strategy" "$hosts"
+          examples=$((workers * BATCH * STEPS))
+          repeat=$(((examples + TRAIN_EXAMPLES - 1) / TRAIN_EXAMPLES))
           echo "scale.sh: $name"
           # shellcheck disable=SC2086 # the options are lists of words
           if ! nice -n 19 /usr/bin/time -f '%U %S' -o "$OUT/$name.cpu" "$binary" --simulate "$hosts" --link "$link" \
             --latency "$LATENCY" --sim-compute "calibrated:$compute" $slow_option --model "$model" --epochs 1 \
-            --batch "$BATCH" --train-limit $((workers * BATCH * STEPS)) --quiet $options $EXTRA \
+            --batch "$BATCH" --train-limit "$examples" --train-repeat "$repeat" --quiet $options $EXTRA \
             --summary "$OUT/$name.tmp.json" --log "$OUT/$name.csv" >"$OUT/$name.out" 2>&1; then
             echo "scale.sh: $name failed:" >&2
             cat "$OUT/$name.out" >&2

@@ -4,7 +4,8 @@
 - prints a markdown table, one row per run: model, link, hosts, slow host, strategy, simulated
   samples per second and seconds of the epoch's training (the trainer's train_seconds: the
   training examples over the rate), the simulated seconds of the whole run (simulated_seconds:
-  the start, the training and the epoch's end), final test accuracy, switches made and the CPU
+  the start, the training and the epoch's end), final test accuracy ("(data xK)" after it: the
+  training set repeated K times, --train-repeat), switches made and the CPU
   seconds the simulation took (--pivot: the samples per second only, one column per strategy);
 - writes OUT/plot-MODEL-LINK-SLOW.dat for examples/simulation/scale.gp: one row per host count,
   the hosts then the samples per second of each strategy ("?" where a run is missing).
@@ -57,6 +58,7 @@ def read_run(out, name):
         "epoch": summary["train_examples"] / rate if rate > 0 else float("nan"),
         "run": summary["simulated_seconds"],
         "accuracy": summary["test_accuracy"],
+        "repeat": summary.get("train_repeat", 1),
         "switches": len(summary["switches"]),
         "cpu": cpu,
     }
@@ -69,13 +71,19 @@ def order(run):
             run["strategy"])
 
 
+def accuracy(run):
+    """The test accuracy, with the repeats of a training set that --train-repeat enlarged."""
+    repeated = f" (data x{run['repeat']})" if run["repeat"] > 1 else ""
+    return f"{100 * run['accuracy']:.2f}%{repeated}"
+
+
 def print_table(runs):
     print("| model | link | hosts | slow host | strategy | samples/s (simulated) | s/epoch (simulated) "
           "| run s (simulated) | test accuracy | switches | CPU s |")
     print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in runs:
         print(f"| {r['model']} | {r['link']} | {r['hosts']} | {r['slow']} | {r['strategy']} | {r['rate']:,.0f} "
-              f"| {r['epoch']:.4g} | {r['run']:.4g} | {100 * r['accuracy']:.2f}% | {r['switches']} | {r['cpu']:.1f} |")
+              f"| {r['epoch']:.4g} | {r['run']:.4g} | {accuracy(r)} | {r['switches']} | {r['cpu']:.1f} |")
 
 
 def strategies_of(runs):

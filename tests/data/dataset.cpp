@@ -6,7 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -139,4 +141,23 @@ TEST_CASE("dataset.first: a copy of the first examples, with the shape and class
   CHECK(data->first(5).size() == 5);
   fixtures::check_mentions(fixtures::message_of<usage_error>([&] { (void)data->first(6); }),
                            {"dataset::first", "6 examples", "of 5"});
+}
+
+TEST_CASE("dataset.repeated: every example the given number of times over, in order" * doctest::timeout(60)) {
+  const auto data = fixtures::numbered_dataset(5, 2, 3);
+  const dataset thrice = data->repeated(3);
+  CHECK(thrice.size() == 15);
+  CHECK(thrice.rows() == 2);
+  CHECK(thrice.cols() == 3);
+  CHECK(thrice.classes() == data->classes());
+  for (std::size_t index = 0; index < thrice.size(); ++index) {
+    CAPTURE(index);
+    CHECK(std::ranges::equal(thrice.image(index), data->image(index % 5)));
+    CHECK(thrice.label(index) == data->label(index % 5));
+  }
+  CHECK(std::ranges::equal(data->repeated(1).images(), data->images()));
+  CHECK(data->repeated(0).size() == 0);
+  fixtures::check_mentions(
+      fixtures::message_of<usage_error>([&] { (void)data->repeated(std::numeric_limits<std::size_t>::max() / 10); }),
+      {"dataset::repeated", "5 examples", "do not fit"});
 }

@@ -5,6 +5,8 @@ strategies, with and without the slow host, 4 steps) and checks:
 - every run wrote its summary, log and CPU seconds, and the summaries describe the grid (hosts,
   link, slow host, strategy, the steps per worker of one epoch);
 - scale_table.py prints one row per run, in the grid's order, and writes the plot data;
+- a grid needing more examples than the data set has trains on it repeated (--train-repeat),
+  which the table says;
 - a second call runs nothing (its runs are there), and a run that fails fails the script and
   leaves no summary;
 - scale.gp draws the figure, when gnuplot is installed.
@@ -57,6 +59,17 @@ with tempfile.TemporaryDirectory() as work:
     assert [(c[3], c[4]) for c in cells] == [(slow, s) for slow in ("none", "1:0.25") for s in strategies], cells
     assert all(c[:3] == ["mlp", "10Gbps", "4"] and float(c[5].replace(",", "")) > 0 for c in cells), cells
     assert os.path.isfile(os.path.join(out, "plot-mlp-10Gbps-none.dat")), os.listdir(out)
+
+    # More examples than Fashion-MNIST has (4 x 1,000 x 16 = 64,000): the training set twice over.
+    repeated = os.path.join(work, "repeated")
+    large = scale(repeated, STRATEGIES="automatic", SLOW="none", STEPS="16", BATCH="1000")
+    print(large.stdout)
+    assert large.returncode == 0, large.stdout
+    summary = json.load(open(os.path.join(repeated, "mlp-10Gbps-h4-none-automatic.json")))
+    assert (summary["train_examples"], summary["train_repeat"]) == (64000, 2), summary
+    row = subprocess.run([sys.executable, table, repeated], check=True, stdout=subprocess.PIPE,
+                         text=True).stdout.splitlines()[2]
+    assert "(data x2)" in row, row
 
     again = scale(out)
     assert again.returncode == 0 and "scale.sh: mlp" not in again.stdout, again.stdout

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <utility>
@@ -59,6 +60,12 @@ class dataset {
   /// quick run on part of a data set.
   /// @throws usage_error if `count` is above `size()`.
   [[nodiscard]] dataset first(std::size_t count) const;
+
+  /// @brief A copy holding every example `times` times over, in order (`times` 0: none): a data
+  /// set of the same shape as large as a run needs, such as a simulated cluster of a thousand
+  /// workers that each need full batches. It adds no information; the copies train like epochs.
+  /// @throws usage_error if the copy's size does not fit a `std::size_t`.
+  [[nodiscard]] dataset repeated(std::size_t times) const;
 
  private:
   std::vector<std::uint8_t> images_;
@@ -139,6 +146,22 @@ inline dataset dataset::first(std::size_t count) const {
   const batch_view kept = slice(0, count);
   return {std::vector<std::uint8_t>(kept.images.begin(), kept.images.end()),
           std::vector<std::uint8_t>(kept.labels.begin(), kept.labels.end()), rows_, cols_, classes_};
+}
+
+inline dataset dataset::repeated(std::size_t times) const {
+  if (times != 0 && images_.size() > std::numeric_limits<std::size_t>::max() / times) {
+    detail::raise<usage_error>(detail::str("dataset::repeated: ", size(), " examples ", times,
+                                           " times over do not fit in memory"));
+  }
+  std::vector<std::uint8_t> images;
+  std::vector<std::uint8_t> labels;
+  images.reserve(images_.size() * times);
+  labels.reserve(labels_.size() * times);
+  for (std::size_t copy = 0; copy < times; ++copy) {
+    images.insert(images.end(), images_.begin(), images_.end());
+    labels.insert(labels.end(), labels_.begin(), labels_.end());
+  }
+  return {std::move(images), std::move(labels), rows_, cols_, classes_};
 }
 
 static_assert(labelled_dataset<dataset> && sliced_dataset<dataset>);
