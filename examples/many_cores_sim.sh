@@ -3,14 +3,16 @@
 # links, calibrated compute. For each model (mlp, cnn): the all-reduce strategy with the flat ring,
 # the hierarchical all-reduce and what algorithm::automatic picks, and the synchronous co-located
 # parameter server aggregating per node (one shard per host) and per rank (one shard per rank).
-# Every run trains EPOCHS epochs of one step each (--batch 32 on the first HOSTS x 512 examples:
-# one full batch per rank), writes its summary and per-epoch log to OUT_DIR and the CPU seconds the
+# Every run trains EPOCHS epochs of one step each (--batch BATCH on the first HOSTS x 16 x BATCH
+# examples: one full batch per rank), writes its summary and per-epoch log to OUT_DIR and the CPU seconds the
 # simulation took; the table at the end gives the simulated seconds of the last step, the
 # simulated samples per second of that step and the CPU seconds of the whole run.
 #
-#   examples/many_cores_sim.sh [BUILD_DIR [OUT_DIR [EPOCHS [MODELS [HOSTS]]]]]
+#   examples/many_cores_sim.sh [BUILD_DIR [OUT_DIR [EPOCHS [MODELS [HOSTS [BATCH]]]]]]
 #
-# HOSTS (64 unless given) shrinks the cluster: HOSTS x 16 ranks, HOSTS x 16 x 32 examples.
+# HOSTS (64 unless given) shrinks the cluster: HOSTS x 16 ranks. BATCH (32 unless given) is the
+# batch per rank; a smaller one shrinks each rank's activations (the cnn at 64 x 16 needs 16 to fit
+# 24 GB), and the calibration measures the step at that batch.
 set -eu
 
 build=${1:-build}
@@ -18,8 +20,9 @@ out=${2:-many-cores-sim}
 epochs=${3:-2}
 models=${4:-mlp cnn}
 hosts=${5:-64}
+batch=${6:-32}
 cluster="--simulate $hosts --ranks-per-host 16 --link 10Gbps --sim-compute calibrated"
-run="$build/examples/fashion_mnist $cluster --batch 32 --train-limit $((hosts * 16 * 32)) --epochs $epochs --quiet"
+run="$build/examples/fashion_mnist $cluster --batch $batch --train-limit $((hosts * 16 * batch)) --epochs $epochs --quiet"
 mkdir -p "$out"
 
 # One run: its name, then its options; CPU seconds (user + system) go to NAME.cpu.
