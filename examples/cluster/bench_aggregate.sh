@@ -5,6 +5,9 @@
 # (`--ps-aggregate node`) or one gradient per rank (`--ps-aggregate rank`), RUNS times each, taken
 # in turn; then each one's median exchange time per step (the epoch log's exchange_seconds, per
 # worker, over each worker's steps), median samples/s and accuracy, and node's ratios to rank's.
+# LAUNCH says how a host's ranks run: `mpi` (the default), K MPI processes per host; `threads`, one
+# process per host with K threads (`fashion_mnist --threads-per-node K`, transport::hybrid: a node's
+# ranks exchange in process); "mpi threads" runs both in every round, side by side.
 #
 #   examples/cluster/bench_aggregate.sh [BUILD_DIR [OUT_DIR]]
 #
@@ -21,13 +24,20 @@ program=$(realpath "$build/examples/fashion_mnist")
 cluster_up
 "$emulate" status >"$out/cluster.txt"
 for run in $(seq 1 "${RUNS:-3}"); do
-  for aggregate in node rank; do
-    name="$out/$aggregate-$run"
-    echo "+ emulate run --ranks-per-host ${K:-2} -- fashion_mnist --model ${MODEL:-mlp} --epochs ${EPOCHS:-2}" \
-      "--strategy ps --servers colocated --ps-aggregate $aggregate ${extra[*]} (run $run)"
-    timeout 1200 "$emulate" run --ranks-per-host "${K:-2}" -- "$program" --model "${MODEL:-mlp}" \
-      --epochs "${EPOCHS:-2}" --strategy ps --servers colocated --ps-aggregate "$aggregate" "${extra[@]}" \
-      --quiet --summary "$name.json" --log "$name.jsonl" >"$name.txt"
+  for launch in ${LAUNCH:-mpi}; do
+    case $launch in
+      mpi) per_host=${K:-2} prefix="" threads=() ;;
+      threads) per_host=1 prefix="threads-" threads=(--threads-per-node "${K:-2}") ;;
+      *) echo "bench_aggregate.sh: LAUNCH holds mpi and threads, not '$launch'" >&2; exit 2 ;;
+    esac
+    for aggregate in node rank; do
+      name="$out/$prefix$aggregate-$run"
+      echo "+ emulate run --ranks-per-host $per_host -- fashion_mnist ${threads[*]} --model ${MODEL:-mlp}" \
+        "--epochs ${EPOCHS:-2} --strategy ps --servers colocated --ps-aggregate $aggregate ${extra[*]} (run $run)"
+      timeout 1200 "$emulate" run --ranks-per-host "$per_host" -- "$program" "${threads[@]}" --model "${MODEL:-mlp}" \
+        --epochs "${EPOCHS:-2}" --strategy ps --servers colocated --ps-aggregate "$aggregate" "${extra[@]}" \
+        --quiet --summary "$name.json" --log "$name.jsonl" >"$name.txt"
+    done
   done
 done
 "$emulate" down
@@ -36,7 +46,7 @@ python3 - "$out" <<'EOF_PY'
 import glob, json, os, statistics, sys
 
 out = sys.argv[1]
-rows = {}  # aggregate -> [(exchange seconds per step, samples/s, accuracy)]
+rows = {}  # [threads-]aggregate -> [(exchange seconds per step, samples/s, accuracy)]
 for path in sorted(glob.glob(os.path.join(out, "*-[0-9]*.json"))):
     aggregate = os.path.basename(path).rsplit("-", 1)[0]
     summary = json.load(open(path))
@@ -46,12 +56,14 @@ for path in sorted(glob.glob(os.path.join(out, "*-[0-9]*.json"))):
     exchange = sum(e["exchange_seconds"] for e in epochs) / steps
     rows.setdefault(aggregate, []).append((exchange, summary["train_samples_per_second"], summary["test_accuracy"]))
 median = {a: [statistics.median(r[i] for r in runs) for i in range(3)] for a, runs in rows.items()}
-print("\naggregate  runs  exchange ms/step (median; runs)          samples/s (median; runs)        accuracy")
+print("\naggregate        runs  exchange ms/step (median; runs)          samples/s (median; runs)        accuracy")
 for a, runs in sorted(rows.items()):
-    print(f"{a:9}  {len(runs):4}  {median[a][0] * 1e3:7.2f} ("
+    print(f"{a:15}  {len(runs):4}  {median[a][0] * 1e3:7.2f} ("
           + ", ".join(f"{r[0] * 1e3:.2f}" for r in runs) + f")  {median[a][1]:9,.0f} ("
           + ", ".join(f"{r[1]:,.0f}" for r in runs) + f")  {median[a][2]:.2%}")
-if "node" in median and "rank" in median:
-    print(f"node / rank: exchange per step {median['node'][0] / median['rank'][0]:.2f}x, "
-          f"samples/s {median['node'][1] / median['rank'][1]:.2f}x")
+for prefix in ["", "threads-"]:
+    node, rank = median.get(prefix + "node"), median.get(prefix + "rank")
+    if node and rank:
+        print(f"{prefix}node / {prefix}rank: exchange per step {node[0] / rank[0]:.2f}x, "
+              f"samples/s {node[1] / rank[1]:.2f}x")
 EOF_PY

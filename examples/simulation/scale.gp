@@ -18,8 +18,8 @@ set datafile missing '?'
 set logscale x 2
 set logscale y 10
 set grid
-set xrange [3:360]
-set xtics (4, 8, 16, 32, 64, 128, 256)
+set xrange [3:1400]
+set xtics (4, 16, 64, 256, 1024)
 set format y '%g'
 set xlabel 'hosts'
 set ylabel 'samples/s (simulated)'

@@ -3,10 +3,11 @@
 
 - prints a markdown table, one row per run: model, link, hosts, slow host, strategy, simulated
   samples per second and seconds of the epoch's training (the trainer's train_seconds: the
-  training examples over the rate), the simulated seconds of the whole run (simulated_seconds:
+  samples trained over the rate), the simulated seconds of the whole run (simulated_seconds:
   the start, the training and the epoch's end), final test accuracy ("(data xK)" after it: the
   training set repeated K times, --train-repeat), switches made and the CPU
-  seconds the simulation took (--pivot: the samples per second only, one column per strategy);
+  seconds the simulation took (--pivot: the samples per second only, one column per strategy,
+  "-" where a run is missing);
 - writes OUT/plot-MODEL-LINK-SLOW.dat for examples/simulation/scale.gp: one row per host count,
   the hosts then the samples per second of each strategy ("?" where a run is missing).
 
@@ -54,8 +55,10 @@ def read_run(out, name):
         "slow": "none" if slow == "none" else slow.replace("_", ":"),
         "strategy": strategy,
         "rate": rate,
-        # The summary's train_seconds has 3 decimals; its rate is exact.
-        "epoch": summary["train_examples"] / rate if rate > 0 else float("nan"),
+        # The summary's train_seconds has 3 decimals; its rate is exact. The samples trained, not
+        # the examples: a switch into all-reduce leaves out the last batches that do not make a
+        # step of every worker.
+        "epoch": sum(int(e["samples"]) for e in epochs) / rate if rate > 0 else float("nan"),
         "run": summary["simulated_seconds"],
         "accuracy": summary["test_accuracy"],
         "repeat": summary.get("train_repeat", 1),
@@ -107,7 +110,7 @@ def print_pivot(runs):
         for hosts in sorted({r["hosts"] for r in group}):
             rates = {r["strategy"]: r["rate"] for r in group if r["hosts"] == hosts}
             best = max(rates.values())
-            cells = [("**{:,.0f}**" if rates[s] == best else "{:,.0f}").format(rates[s]) if s in rates else ""
+            cells = [("**{:,.0f}**" if rates[s] == best else "{:,.0f}").format(rates[s]) if s in rates else "-"
                      for s in names]
             print(f"| {model} | {link} | {slow} | {hosts} | " + " | ".join(cells) + " |")
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Runs examples/simulation/scale.sh on a tiny grid (4 hosts, the mlp at 10 Gbit/s, three
-strategies, with and without the slow host, 4 steps) and checks:
+strategies, with and without the slow host, 5 steps) and checks:
 
 - every run wrote its summary, log and CPU seconds, and the summaries describe the grid (hosts,
   link, slow host, strategy, the steps per worker of one epoch);
-- scale_table.py prints one row per run, in the grid's order, and writes the plot data;
+- scale_table.py prints one row per run, in the grid's order, each epoch's seconds the samples
+  trained over the rate, and writes the plot data; its pivot shows a missing run as "-";
 - a grid needing more examples than the data set has trains on it repeated (--train-repeat),
   which the table says;
 - a second call runs nothing (its runs are there), and a run that fails fails the script and
@@ -13,6 +14,7 @@ strategies, with and without the slow host, 4 steps) and checks:
 
     scale.py FASHION_MNIST SCALE_SH SCALE_TABLE_PY SCALE_GP
 """
+import csv
 import json
 import os
 import shutil
@@ -22,7 +24,7 @@ import tempfile
 
 binary, script, table, plot = sys.argv[1:5]
 strategies = ["automatic", "ps1", "ps-ar"]
-steps, batch = 4, 32
+steps, batch = 5, 32  # 5: ps-ar switches after 10 of 20 batches and drops the 2 that do not make a step
 grid = {"HOSTS": "4", "MODELS": "mlp", "LINKS": "10Gbps", "STRATEGIES": " ".join(strategies),
         "SLOW": "none 1:0.25", "STEPS": str(steps), "BATCH": str(batch), "FASHION_MNIST": binary}
 
@@ -59,6 +61,26 @@ with tempfile.TemporaryDirectory() as work:
     assert [(c[3], c[4]) for c in cells] == [(slow, s) for slow in ("none", "1:0.25") for s in strategies], cells
     assert all(c[:3] == ["mlp", "10Gbps", "4"] and float(c[5].replace(",", "")) > 0 for c in cells), cells
     assert os.path.isfile(os.path.join(out, "plot-mlp-10Gbps-none.dat")), os.listdir(out)
+    # Seconds of the epoch: the samples trained over the rate (a switch into all-reduce may train
+    # fewer than the examples).
+    for name, c in zip(names, cells):
+        with open(os.path.join(out, name + ".csv")) as f:
+            trained = sum(int(e["samples"]) for e in csv.DictReader(f))
+        rate = float(c[5].replace(",", ""))
+        assert abs(float(c[6]) - trained / rate) <= 1e-3 * trained / rate, (name, c, trained)
+
+    # The pivot: one row per slow host, a run that is missing shown as "-".
+    partial = os.path.join(work, "partial")
+    shutil.copytree(out, partial)
+    for ext in ("json", "csv", "cpu", "out"):
+        os.remove(os.path.join(partial, f"mlp-10Gbps-h4-1_0.25-ps1.{ext}"))
+    pivot = subprocess.run([sys.executable, table, partial, "--pivot"], check=True, stdout=subprocess.PIPE,
+                           text=True).stdout.splitlines()
+    print("\n".join(pivot))
+    header = [c.strip() for c in pivot[0].strip("|").split("|")]
+    none, slowed = ([c.strip() for c in row.strip("|").split("|")] for row in pivot[2:])
+    assert header[4:] == strategies and none[2] == "none" and slowed[2] == "1:0.25", pivot
+    assert "-" not in none[4:] and slowed[4 + strategies.index("ps1")] == "-", pivot
 
     # More examples than Fashion-MNIST has (4 x 1,000 x 16 = 64,000): the training set twice over.
     repeated = os.path.join(work, "repeated")
