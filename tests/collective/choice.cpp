@@ -8,6 +8,7 @@ namespace {
 
 constexpr std::size_t threshold = switchyard::collective::ring_threshold_bytes;
 using switchyard::collective::prefers_halving_doubling;
+using switchyard::collective::prefers_scatter_allgather;
 
 }  // namespace
 
@@ -34,4 +35,28 @@ TEST_CASE("choice.prefers_halving_doubling: the ring below 8 ranks, halving-doub
   // 9 ranks: p' = 8; 9 - 2 - 3 = 4 thresholds.
   CHECK(prefers_halving_doubling(4 * threshold - 1, 9));
   CHECK_FALSE(prefers_halving_doubling(4 * threshold, 9));
+}
+
+// The tree below 8 ranks, whatever the size. With L = ceil(log2 p) rounds: scatter_allgather above
+// L / (L - 2) thresholds. 8 ranks: L = 3, above 3 thresholds; 9 ranks: L = 4, above 2.
+static_assert(!prefers_scatter_allgather(std::size_t{1} << 40, 7));
+static_assert(!prefers_scatter_allgather(3 * threshold, 8) && prefers_scatter_allgather(3 * threshold + 1, 8));
+static_assert(!prefers_scatter_allgather(2 * threshold, 9) && prefers_scatter_allgather(2 * threshold + 1, 9));
+// 1,024 ranks: L = 10, above 10/8 thresholds (81,920 bytes).
+static_assert(!prefers_scatter_allgather(81920, 1024) && prefers_scatter_allgather(81921, 1024));
+
+TEST_CASE("choice.prefers_scatter_allgather: the tree below 8 ranks and for small buffers, scatter_allgather above "
+          "L / (L - 2) x 64 KiB") {
+  for (int ranks = 1; ranks < switchyard::collective::halving_doubling_min_ranks; ++ranks) {
+    CAPTURE(ranks);
+    CHECK_FALSE(prefers_scatter_allgather(std::size_t{1} << 40, ranks));
+  }
+  for (int ranks : {8, 16, 100, 1024, 1 << 20}) {
+    CAPTURE(ranks);
+    CHECK_FALSE(prefers_scatter_allgather(threshold, ranks));
+    CHECK(prefers_scatter_allgather(3 * threshold + 1, ranks));
+  }
+  // 128 ranks: L = 7, above 7/5 thresholds.
+  CHECK_FALSE(prefers_scatter_allgather(7 * threshold / 5, 128));
+  CHECK(prefers_scatter_allgather(7 * threshold / 5 + 1, 128));
 }

@@ -64,6 +64,7 @@ std::string algorithm_name() {
   if constexpr (std::is_same_v<A, sy::algorithm::hierarchical>) return "hierarchical";
   if constexpr (std::is_same_v<A, sy::algorithm::native>) return "native";
   if constexpr (std::is_same_v<A, sy::algorithm::binomial_tree>) return "binomial_tree";
+  if constexpr (std::is_same_v<A, sy::algorithm::scatter_allgather>) return "scatter_allgather";
   if constexpr (std::is_same_v<A, sy::algorithm::automatic>) return "automatic";
 }
 
@@ -281,6 +282,7 @@ template <class Transport>
 std::vector<std::string> broadcast_suite(Transport& t) {
   std::vector<std::string> failures;
   broadcast_refusals<sy::algorithm::binomial_tree>(t, failures);
+  broadcast_refusals<sy::algorithm::scatter_allgather>(t, failures);
   if constexpr (sy::collective::has_native_broadcast<Transport, float>) {
     broadcast_refusals<sy::algorithm::native>(t, failures);
   }
@@ -290,6 +292,7 @@ std::vector<std::string> broadcast_suite(Transport& t) {
       for (int root = 0; root < t.size(); ++root) {
         if (count == large && root != t.size() - 1) continue;
         broadcast_case<T, sy::algorithm::binomial_tree>(t, count, root, failures);
+        broadcast_case<T, sy::algorithm::scatter_allgather>(t, count, root, failures);
         if constexpr (sy::collective::has_native_broadcast<Transport, T>) {
           broadcast_case<T, sy::algorithm::native>(t, count, root, failures);
         }

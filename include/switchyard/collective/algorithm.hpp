@@ -26,8 +26,16 @@ struct halving_doubling {};
 /// it; nodes may differ in size. Needs a commutative operation; see docs/collectives.md.
 struct hierarchical {};
 
-/// @brief Binomial tree (broadcast): log2(n) rounds from the root.
+/// @brief Binomial tree (broadcast): the whole buffer in ceil(log2 n) rounds from the root, the
+/// choice for small buffers.
 struct binomial_tree {};
+
+/// @brief Scatter then all-gather (broadcast, van de Geijn's): the root's buffer is cut into one
+/// block per rank, scattered down a binomial tree (each rank receives the blocks of its subtree),
+/// then all-gathered (Bruck's from 8 ranks, the ring below). About 2 buffers' time in
+/// 2 ceil(log2 n) rounds instead of ceil(log2 n) buffers: the choice for large buffers over many
+/// ranks.
+struct scatter_allgather {};
 
 /// @brief The transport's own collective (`MPI_Allreduce`, or the in-process shared-memory
 /// one); a compile error if the transport has none.

@@ -1,5 +1,6 @@
 // The sizes by which `algorithm::automatic` chooses an all-reduce algorithm when it takes neither
-// the transport's native one nor the hierarchical one (docs/collectives.md#the-automatic-rule).
+// the transport's native one nor the hierarchical one, and a broadcast algorithm when it does not
+// take the native one (docs/collectives.md#the-automatic-rule).
 #pragma once
 
 #include <switchyard/collective/detail/recursive_doubling.hpp>
@@ -36,6 +37,24 @@ inline constexpr int halving_doubling_min_ranks = 8;
   if (power == ranks) return true;
   const auto saved = static_cast<std::size_t>(ranks - 2 - std::countr_zero(static_cast<unsigned>(power)));
   return bytes < saved * ring_threshold_bytes;
+}
+
+/// @brief Whether `algorithm::automatic`, broadcasting `bytes` over `ranks` ranks without the
+/// transport's native broadcast, scatters and all-gathers rather than sending the whole buffer down
+/// the binomial tree. With L = ceil(log2 p) rounds, the tree costs L latencies and L buffers, the
+/// scatter and the all-gather 2L latencies and about 2 buffers: so from
+/// `halving_doubling_min_ranks` ranks on (below, L - 2 <= 0 buffers would be saved), when the
+/// L - 2 buffers saved cost more than the L latencies added, taking a latency to be worth
+/// `ring_threshold_bytes`: bytes x (L - 2) > L x 64 KiB.
+/// @code
+/// prefers_scatter_allgather(1 << 20, 4);      // false: the tree below 8 ranks
+/// prefers_scatter_allgather(1 << 20, 128);    // true: 1 MiB x 5 > 7 x 64 KiB
+/// prefers_scatter_allgather(64 << 10, 128);   // false: 64 KiB x 5 < 7 x 64 KiB
+/// @endcode
+[[nodiscard]] constexpr bool prefers_scatter_allgather(std::size_t bytes, int ranks) noexcept {
+  if (ranks < halving_doubling_min_ranks) return false;
+  const auto rounds = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(ranks - 1)));
+  return bytes * (rounds - 2) > rounds * ring_threshold_bytes;
 }
 
 }  // namespace switchyard::collective

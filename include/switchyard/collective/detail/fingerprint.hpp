@@ -49,6 +49,7 @@ constexpr std::uint64_t algorithm_id() {
   if constexpr (std::is_same_v<Algorithm, algorithm::native>) return 5;
   if constexpr (std::is_same_v<Algorithm, algorithm::hierarchical>) return 6;
   if constexpr (std::is_same_v<Algorithm, algorithm::halving_doubling>) return 7;
+  if constexpr (std::is_same_v<Algorithm, algorithm::scatter_allgather>) return 8;
 }
 
 // The id that checked collectives compare: what `Algorithm` resolved to on this rank (`native`
@@ -61,7 +62,8 @@ constexpr std::uint64_t resolved_algorithm_id(bool native, std::uint64_t otherwi
 
 inline std::string_view algorithm_name(std::uint64_t id) {
   constexpr std::string_view names[] = {"none",          "automatic", "ring",        "recursive_doubling",
-                                        "binomial_tree", "native",    "hierarchical", "halving_doubling"};
+                                        "binomial_tree", "native",    "hierarchical", "halving_doubling",
+                                        "scatter_allgather"};
   return id < std::size(names) ? names[id] : "?";
 }
 
