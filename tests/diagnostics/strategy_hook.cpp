@@ -26,6 +26,8 @@ struct strategy {
   void step(transport&, model&, optimizer&) {}
 #if defined(HOOK_SETUP)
   void setup(transport&, model&) {}
+#elif defined(HOOK_ENTER)
+  void enter(transport&, optimizer&) {}
 #elif defined(HOOK_FORWARD_BACKWARD)
   double forward_backward(transport&, const sy::data::batch_view&) { return 0.0; }
 #elif defined(HOOK_BEGIN_EPOCH)
@@ -66,6 +68,7 @@ int main() {
     model m;
     optimizer o(4, 0.1);
     sy::strategy::traits::setup(s, t, m, o);
+    sy::strategy::traits::enter(s, t, m, o);
     sy::strategy::traits::begin_epoch(s, t, 1);
     double loss = sy::strategy::traits::forward_backward(s, t, m, sy::data::batch_view{});
     sy::strategy::traits::serve(s, t, m, o);

@@ -507,6 +507,11 @@ struct claims_replicas : independent_replicas {
   template <class Transport, class Model, class Optimizer>
   void setup(Transport&, Model&, Optimizer&) {}
 };
+// A replicated stage with the default set-up: entered by a switch, it broadcasts nothing.
+struct trusts_hand_over : independent_replicas {
+  [[nodiscard]] std::string_view name() const noexcept { return "trusts"; }
+  [[nodiscard]] static constexpr bool replicated() noexcept { return true; }
+};
 struct keeps_replicas_apart : independent_replicas {
   template <class Transport, class Model, class Optimizer>
   void hand_over(Transport&, Model&, Optimizer&) {}
@@ -536,7 +541,7 @@ std::vector<replica_state> first_then(First first, Second second, int ranks, boo
         trainer.fit(t, data, *data);
         replica_state result{strategy::training_state_fingerprint(model, optimizer),
                              {model.parameters().begin(), model.parameters().end()}};
-        if constexpr (std::is_same_v<Second, independent_replicas>) {
+        if constexpr (std::is_base_of_v<independent_replicas, Second>) {
           result.stage_start = trainer.strategy().second().first_fingerprint.value_or(0);
         }
         return result;
@@ -573,6 +578,22 @@ TEST_CASE("switch_to.replicas: in checked mode a replicated stage that starts fr
                                          "parameters or optimizer state than rank 0"),
                        sy::usage_error);
   CHECK_NOTHROW(first_then(keeps_replicas_apart{}, claims_replicas{}, 3, false));  // unchecked: nothing looks
+}
+
+TEST_CASE("switch_to.enter: the stage a switch enters is not broadcast to again: it starts from what the hand-over "
+          "left" * doctest::timeout(120)) {
+  for (const int ranks : {2, 3}) {
+    CAPTURE(ranks);
+    // The default hand-over replicates the state: the stage entered starts from identical replicas.
+    std::vector<replica_state> runs = first_then(independent_replicas{}, trusts_hand_over{}, ranks, false);
+    for (const replica_state& r : runs) CHECK(r.stage_start == runs[0].stage_start);
+    // A hand-over that leaves the replicas apart (against the protocol): nothing after it makes
+    // them equal, which checked mode reports at the switch.
+    runs = first_then(keeps_replicas_apart{}, trusts_hand_over{}, ranks, false);
+    for (std::size_t r = 1; r < runs.size(); ++r) CHECK(runs[r].stage_start != runs[0].stage_start);
+    CHECK_THROWS_WITH_AS(first_then(keeps_replicas_apart{}, trusts_hand_over{}, ranks, true),
+                         doctest::Contains("replicas differ after the switch to 'trusts'"), sy::usage_error);
+  }
 }
 
 TEST_CASE("switch_to.two_members: a strategy of name() and step() alone trains under the trainer and in either "

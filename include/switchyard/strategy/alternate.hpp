@@ -143,6 +143,12 @@ class alternate : public detail::forwards_to_active<alternate<A, B, ToB, ToA>> {
     active([&](auto& s) { traits::setup(s, t, m, o); });
   }
 
+  /// Enters the active stage after a hand-over, when this alternation is the stage a switch enters.
+  template <class Transport, class Model, class Optimizer>
+  void enter(Transport& t, Model& m, Optimizer& o) {
+    active([&](auto& s) { traits::enter(s, t, m, o); });
+  }
+
   template <class Transport>
   void begin_epoch(Transport& t, std::size_t batches) {
     part_batches_ = batches;

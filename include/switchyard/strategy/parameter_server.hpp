@@ -208,8 +208,17 @@ class parameter_server {
     return std::nullopt;
   }
 
+  /// Gives every rank rank 0's parameters, then the ranks their roles and the servers their shards.
   template <class Transport, class Model, class Optimizer>
-  void setup(Transport& t, Model& model, Optimizer& optimizer);
+  void setup(Transport& t, Model& model, Optimizer& optimizer) {
+    start(t, model, optimizer, true);
+  }
+  /// `setup` after a switch's hand-over, which left every rank with the same parameters: without
+  /// their broadcast.
+  template <class Transport, class Model, class Optimizer>
+  void enter(Transport& t, Model& model, Optimizer& optimizer) {
+    start(t, model, optimizer, false);
+  }
 
   /// Asynchronous, bounded and backup-worker servers hand out the epoch's batches first come, first
   /// served (server 0 decides), so a fast worker trains more of them than a slow one; synchronous
@@ -298,6 +307,9 @@ class parameter_server {
     return p;
   }
   [[nodiscard]] bool compressed() const noexcept { return plan_.compressed(); }
+  // `setup`, and `enter` without the broadcast of the parameters.
+  template <class Transport, class Model, class Optimizer>
+  void start(Transport& t, Model& model, Optimizer& optimizer, bool broadcast_parameters);
   // Refuses, on every rank alike and before any message, a plan `setup` cannot serve.
   template <class Transport, class Value>
   void check_setup(const Transport& t) const;
@@ -403,7 +415,8 @@ void parameter_server<Consistency>::check_setup(const Transport& t) const {
 
 template <class Consistency>
 template <class Transport, class Model, class Optimizer>
-void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer& optimizer) {
+void parameter_server<Consistency>::start(Transport& t, Model& model, Optimizer& optimizer,
+                                          bool broadcast_parameters) {
   using value = typename Optimizer::value_type;
   static_assert(std::is_same_v<value, float> || std::is_same_v<value, double>,
                 "the parameter server serves float or double parameters (the optimizer's value_type)");
@@ -420,7 +433,7 @@ void parameter_server<Consistency>::setup(Transport& t, Model& model, Optimizer&
   plan_.first_batches.clear();
   server_.coordinator().hand_out_blocks({});
   layout_.reset();
-  collective::broadcast(t, as_span(model.parameters()), 0);
+  if (broadcast_parameters) collective::broadcast(t, as_span(model.parameters()), 0);
   if (!by_node_) {
     setup_exchange(t, model, optimizer);
     return;

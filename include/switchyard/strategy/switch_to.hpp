@@ -118,6 +118,13 @@ class switch_to : public detail::forwards_to_active<switch_to<First, Second, Tri
     active([&](auto& s) { traits::setup(s, t, m, o); });
   }
 
+  /// Enters the active stage after a hand-over, when this switch is the stage another one enters.
+  template <class Transport, class Model, class Optimizer>
+  void enter(Transport& t, Model& m, Optimizer& o) {
+    check_stages<Transport, Model, Optimizer>();
+    active([&](auto& s) { traits::enter(s, t, m, o); });
+  }
+
   template <class Transport>
   void begin_epoch(Transport& t, std::size_t batches) {
     resume_at_.reset();

@@ -34,7 +34,8 @@
 /// | `batches_per_update` | `batches_per_update(const T&) const -> std::size_t` | `worker_count(t)` (an asynchronous parameter server: 1) | `setup` (the schedule's stride); the switches (`switch_options::rescale_for_batch`) |
 /// | `hands_out_batches` | `hands_out_batches() const -> bool` | false: worker w trains batches w, w + W, w + 2W, ...; true: `step_outcome::next_batch` names the next | the trainer, each epoch |
 /// | `compares_nodes` | `compares_nodes() const -> bool` | false: the straggler figures compare workers; true: nodes, each as slow as its slowest worker (a parameter server that aggregates by node) | the trainer (epoch records), the switches' samples |
-/// | `setup` | `setup(T&, M&, O&)` | `replicate_training_state`: rank 0's parameters and optimizer state on every rank | the trainer, once; the switches, on the stage they enter |
+/// | `setup` | `setup(T&, M&, O&)` | `replicate_training_state`: rank 0's parameters and optimizer state on every rank | the trainer, once; the switches, on the stage they enter when it has no `enter` |
+/// | `enter` | `enter(T&, M&, O&)` | the strategy's `setup` when it has one, else nothing: after the hand-over every rank holds the same whole state already (`parameter_server`: its `setup` without the broadcast of the parameters) | the switches, on the stage they enter, after the stage they leave handed over |
 /// | `forward_backward` | `forward_backward(T&, M&, const B&) -> double` | `m.forward_backward(batch)` (`all_reduce` with `exchange::buckets` or `overlapped` closes buckets during the pass; overlapped, it reduces them there) | the trainer, each worker step before `step` |
 /// | `begin_epoch` | `begin_epoch(T&, std::size_t batches)` | nothing | the trainer, before each part of an epoch |
 /// | `serve` | `serve(T&, M&, O&)` | nothing: a rank without a worker index waits for the epoch's end | the trainer, on ranks without a worker index |
@@ -197,6 +198,15 @@ template <class Strategy>
   }
 }
 
+/// What `setup` and `enter` end with: the optimizer's schedule (when it has one) counts
+/// `batches_per_update` batches per update.
+template <class Strategy, class Transport, class Optimizer>
+void count_batches_per_update(Strategy& strategy, Transport& t, Optimizer& o) {
+  if constexpr (requires { o.set_schedule_stride(std::uint64_t{1}); }) {
+    o.set_schedule_stride(static_cast<std::uint64_t>(batches_per_update(strategy, t)));
+  }
+}
+
 /// Collective: the strategy's `setup`, or `replicate_training_state`; then the optimizer's
 /// schedule counts `batches_per_update` batches per update.
 template <class Strategy, class Transport, class Model, class Optimizer>
@@ -209,9 +219,24 @@ void setup(Strategy& strategy, Transport& t, Model& m, Optimizer& o) {
                   "Optimizer&)`: give it that signature or another name (the protocol: strategy/traits.hpp)");
     replicate_training_state(t, m, o);
   }
-  if constexpr (requires { o.set_schedule_stride(std::uint64_t{1}); }) {
-    o.set_schedule_stride(static_cast<std::uint64_t>(batches_per_update(strategy, t)));
+  count_batches_per_update(strategy, t, o);
+}
+
+/// Collective: sets up the stage a switch enters, once the stage it leaves has handed over (every
+/// rank holds the same whole training state): the strategy's `enter`, else its `setup`, else
+/// nothing, since the state is replicated already; then the optimizer's schedule counts
+/// `batches_per_update` batches per update.
+template <class Strategy, class Transport, class Model, class Optimizer>
+void enter(Strategy& strategy, Transport& t, Model& m, Optimizer& o) {
+  if constexpr (requires { strategy.enter(t, m, o); }) {
+    strategy.enter(t, m, o);
+  } else {
+    static_assert(!detail::has_member_enter<Strategy>,
+                  "the strategy has a member `enter` that cannot be called as `enter(Transport&, Model&, "
+                  "Optimizer&)`: give it that signature or another name (the protocol: strategy/traits.hpp)");
+    if constexpr (requires { strategy.setup(t, m, o); }) strategy.setup(t, m, o);
   }
+  count_batches_per_update(strategy, t, o);
 }
 
 /// One step of a worker: the strategy's `step`, its outcome or a default one.
