@@ -42,10 +42,11 @@ inline constexpr int halving_doubling_min_ranks = 8;
 /// @brief Whether `algorithm::automatic`, broadcasting `bytes` over `ranks` ranks without the
 /// transport's native broadcast, scatters and all-gathers rather than sending the whole buffer down
 /// the binomial tree. With L = ceil(log2 p) rounds, the tree costs L latencies and L buffers, the
-/// scatter and the all-gather 2L latencies and about 2 buffers: so from
-/// `halving_doubling_min_ranks` ranks on (below, L - 2 <= 0 buffers would be saved), when the
-/// L - 2 buffers saved cost more than the L latencies added, taking a latency to be worth
-/// `ring_threshold_bytes`: bytes x (L - 2) > L x 64 KiB.
+/// scatter and the all-gather 2L latencies and about 2 buffers: so, from
+/// `halving_doubling_min_ranks` ranks on (below, at most one buffer would be saved, and the
+/// 4-host emulated cluster keeps the tree), when the L - 2 buffers saved cost more than the
+/// L latencies added, taking a latency to be worth `ring_threshold_bytes`:
+/// bytes x (L - 2) > L x 64 KiB.
 /// @code
 /// prefers_scatter_allgather(1 << 20, 4);      // false: the tree below 8 ranks
 /// prefers_scatter_allgather(1 << 20, 128);    // true: 1 MiB x 5 > 7 x 64 KiB
