@@ -33,6 +33,7 @@ struct simulation_settings {
   std::string compute = "measured";  ///< measured, calibrated or calibrated:SECONDS
   std::string byte_cost = "0";       ///< CPU per byte sent or received between hosts: 2.5ns/B or 2.5e-9
   std::string network = "cm02";      ///< SimGrid's network model: cm02 or lv08
+  std::string precision = "1ns";     ///< SimGrid's time precision, a duration with its unit
   bool on = false;                   ///< --simulate was given
 };
 
@@ -41,10 +42,10 @@ struct simulation_settings {
 inline const std::vector<std::string>& simulation_only_options(bool slow_too) {
   static const std::vector<std::string> with_slow{"--link",        "--latency",       "--ranks-per-host",
                                                   "--slow",        "--platform",      "--sim-compute",
-                                                  "--sim-byte-cost", "--sim-network"};
+                                                  "--sim-byte-cost", "--sim-network", "--sim-precision"};
   static const std::vector<std::string> without_slow{"--link",        "--latency",       "--ranks-per-host",
                                                      "--platform",    "--sim-compute",   "--sim-byte-cost",
-                                                     "--sim-network"};
+                                                     "--sim-network", "--sim-precision"};
   return slow_too ? with_slow : without_slow;
 }
 
@@ -144,6 +145,10 @@ inline void add_simulation_options(CLI::App& app, simulation_settings& s, bool s
   app.add_option("--sim-network", s.network, "With --simulate: SimGrid's network model (docs/simulation.md)")
       ->check(CLI::IsMember({"cm02", "lv08"}))
       ->capture_default_str();
+  app.add_option("--sim-precision", s.precision,
+                 "With --simulate: SimGrid's time precision, with a unit (s, ms, us, ns): flows that end within it of "
+                 "each other end together, which simulates crowded all-to-all traffic faster (docs/simulation.md)")
+      ->capture_default_str();
 }
 
 /// Notes whether --simulate was given; refuses the simulation's options without it, and --ranks
@@ -196,6 +201,10 @@ inline sy::transport::simulated_options simulation_options(const simulation_sett
     o.platform.speeds.push_back(speed);
   }
   o.byte_cost = parse_byte_cost(s.byte_cost);
+  o.time_precision = s.precision;
+  if (!(sy::transport::parse_duration(s.precision, "--sim-precision") > 0)) {
+    throw sy::usage_error(fmt::format("--sim-precision must be above 0, got '{}'", s.precision));
+  }
   o.network = s.network == "lv08" ? sy::transport::network_model::lv08 : sy::transport::network_model::cm02;
   o.compute = parse_sim_compute(s.compute) ? sy::transport::compute_model::calibrated
                                            : sy::transport::compute_model::measured;
@@ -204,7 +213,8 @@ inline sy::transport::simulated_options simulation_options(const simulation_sett
 
 /// The simulated cluster as the summaries record it, or null without --simulate: {"hosts": 16,
 /// "ranks_per_host": 1, "link": "1Gbps", "latency": "50us", "platform": null, "slow": [{"host": 1,
-/// "factor": 0.25, "from_seconds": 10, "to_seconds": 40}], "compute": "calibrated", "step_seconds": 0.0021}.
+/// "factor": 0.25, "from_seconds": 10, "to_seconds": 40}], "compute": "calibrated", "byte_cost": 0, "network": "cm02",
+/// "time_precision": "1ns", "step_seconds": 0.0021}.
 inline json simulation_json(const simulation_settings& s, double step_seconds) {
   if (!s.on) return nullptr;
   json slow = json::array();
@@ -224,6 +234,7 @@ inline json simulation_json(const simulation_settings& s, double step_seconds) {
           {"compute", step_seconds > 0 ? "calibrated" : "measured"},
           {"byte_cost", parse_byte_cost(s.byte_cost)},
           {"network", s.network},
+          {"time_precision", s.precision},
           {"step_seconds", step_seconds > 0 ? json(step_seconds) : json(nullptr)}};
 }
 

@@ -40,6 +40,7 @@ struct settings {
   int steps = 20;
   std::size_t elements = mlp_parameters;
   int servers = 128;
+  std::string precision = "1ns";  // SimGrid's time precision (simulated_options::time_precision)
 };
 
 // A model of `elements` parameters whose gradient costs nothing to compute: the exchange is all
@@ -73,6 +74,7 @@ void run(const settings& s) {
   sy::transport::simulated_options options;
   options.platform.hosts = s.hosts;
   options.compute = sy::transport::compute_model::none;
+  options.time_precision = s.precision;
   sy::transport::simulated_world world(options);
   const auto begin = std::chrono::steady_clock::now();
   const std::clock_t cpu_begin = std::clock();
@@ -109,9 +111,9 @@ void run(const settings& s) {
   const double cpu = static_cast<double>(std::clock() - cpu_begin) / CLOCKS_PER_SEC;
   const auto messages = static_cast<double>(world.messages());
   const auto per_message = [messages](double seconds) { return messages > 0 ? seconds / messages * 1e6 : 0.0; };
-  fmt::print("mode {} hosts {} steps {} elements {}{}: {:.0f} messages, {:.6f} simulated s, {:.2f} wall s "
+  fmt::print("mode {} hosts {} steps {} elements {}{} precision {}: {:.0f} messages, {:.6f} simulated s, {:.2f} wall s "
              "({:.2f} us a message), {:.2f} CPU s ({:.2f} us a message)\n",
-             s.mode, s.hosts, s.steps, s.elements, s.mode == "ps" ? fmt::format(" servers {}", s.servers) : "",
+             s.mode, s.hosts, s.steps, s.elements, s.mode == "ps" ? fmt::format(" servers {}", s.servers) : "", s.precision,
              messages, world.simulated_seconds(), wall, per_message(wall), cpu, per_message(cpu));
 }
 
@@ -127,6 +129,9 @@ int main(int argc, char** argv) {
   app.add_option("--steps", s.steps, "all-reduces, or parameter-server steps")->check(CLI::Range(1, 1 << 20));
   app.add_option("--elements", s.elements, "floats per buffer (default: the mlp's parameters)");
   app.add_option("--servers", s.servers, "dedicated servers of --mode ps")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--precision", s.precision,
+                 "SimGrid's time precision, with a unit: flows that end within it of each other end together")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (s.mode == "ps" && s.servers >= s.hosts) {
     fmt::print(stderr, "--servers {} leaves no worker among {} hosts\n", s.servers, s.hosts);

@@ -32,6 +32,8 @@
 #     fashion_mnist --sim-compute calibrated on the machine of docs/simulation.md (calibrate again
 #     for another BATCH)
 #   LATENCY [50us]  EXTRA [nothing]: more fashion_mnist options for every run
+#   PRECISION [1ns]: SimGrid's time precision (--sim-precision); 1us simulates the parameter
+#     servers' crowded pushes many times faster at 1,024 hosts (docs/simulation.md#time-precision)
 #   FASHION_MNIST [$BUILD/examples/fashion_mnist]: the program
 set -eu
 
@@ -47,6 +49,7 @@ BATCH=${BATCH:-32}
 COMPUTE_MLP=${COMPUTE_MLP:-0.00047}
 COMPUTE_CNN=${COMPUTE_CNN:-0.0122}
 LATENCY=${LATENCY:-50us}
+PRECISION=${PRECISION:-1ns}
 TRAIN_EXAMPLES=60000  # Fashion-MNIST's training set
 EXTRA=${EXTRA:-}
 
@@ -111,7 +114,7 @@ for model in $MODELS; do
           echo "scale.sh: $name"
           # shellcheck disable=SC2086 # the options are lists of words
           if ! nice -n 19 /usr/bin/time -f '%U %S' -o "$OUT/$name.cpu" "$binary" --simulate "$hosts" --link "$link" \
-            --latency "$LATENCY" --sim-compute "calibrated:$compute" $slow_option --model "$model" --epochs 1 \
+            --latency "$LATENCY" --sim-precision "$PRECISION" --sim-compute "calibrated:$compute" $slow_option --model "$model" --epochs 1 \
             --batch "$BATCH" --train-limit "$examples" --train-repeat "$repeat" --quiet $options $EXTRA \
             --summary "$OUT/$name.tmp.json" --log "$OUT/$name.csv" >"$OUT/$name.out" 2>&1; then
             echo "scale.sh: $name failed:" >&2

@@ -42,6 +42,7 @@ with tempfile.TemporaryDirectory() as work:
     assert first["simulated_seconds"] > 0 and first["wall_seconds"] > 0, first
     assert first["strategy"] == "ps:async" and first["ranks"] == 4, first
     assert first["test_accuracy"] > 0.5, first
+    assert first["simulation"]["time_precision"] == "1ns", first
 
     # The same answers as 4 in-process ranks.
     simulated, _ = run(work, "ar_sim", ["--simulate", "4", "--strategy", "allreduce"])

@@ -1,6 +1,7 @@
 // transport/simulated/platform.hpp: bad options are refused before anything runs, racks put an
-// uplink on the route between racks, a platform file gives its hosts, and a slow host computes
-// slower in simulated time, for the whole run or inside a window.
+// uplink on the route between racks, a platform file gives its hosts, the time precision lets flows
+// that end close together end at once, and a slow host computes slower in simulated time, for the
+// whole run or inside a window.
 #include <switchyard/transport/simulated/platform.hpp>
 
 #include <switchyard/transport/simulated/world.hpp>
@@ -65,6 +66,19 @@ TEST_CASE("simulated.platform.refused: bad options get a usage_error before anyt
   o.platform.speeds = {{2, 0.5}, {2, 0.25, 2.0, 4.0}};
   CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("host 2 has overlapping speed windows"), sy::usage_error);
   o = quiet();
+  o.time_precision = "0ns";
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("simulated_options::time_precision must be above 0, got 0ns"),
+                       sy::usage_error);
+  o.time_precision = "1";
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("time precision '1' has no unit"), sy::usage_error);
+  o.time_precision = "100us";
+  CHECK_THROWS_WITH_AS(simulated_world{o},
+                       doctest::Contains("the time precision 100us is coarser than the link latency 50us, which SimGrid "
+                                         "could then not resolve: give a precision of at most 50us"),
+                       sy::usage_error);
+  o.time_precision = "2us";
+  CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("coarser than the loopback latency 1us"), sy::usage_error);
+  o = quiet();
   o.platform.file = "no_such_platform.xml";
   CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("the platform file 'no_such_platform.xml' cannot be read"), sy::usage_error);
   o.platform.speeds = {{0, 0.5}};
@@ -95,6 +109,31 @@ TEST_CASE("simulated.platform.file: hosts of a file, by name; a file that does n
   o.platform.file = written("broken", header + "<zone id='z' routing='Full'><host id='a' speed='1Gf'>\n");
   CHECK_THROWS_WITH_AS(simulated_world(o).run([](simulated&) {}), doctest::Contains("does not load"), sy::usage_error);
   for (const char* name : {"good", "empty", "broken"}) std::remove(("simulated_platform_test_" + std::string(name) + ".xml").c_str());
+}
+
+TEST_CASE("simulated.platform.time_precision: flows that end within the precision of each other end together") {
+  // Two flows on disjoint routes, of 1,000 and 1,500 bytes at 1 GB/s: their ends are 0.5 us apart.
+  const auto ends = [](const std::string& precision) {
+    simulated_options o = quiet();
+    o.platform.bandwidth = "8Gbps";
+    o.platform.latency = "10us";
+    o.time_precision = precision;
+    simulated_world world(o);
+    return world.run([](simulated& t) {
+      std::vector<char> data(t.rank() < 2 ? 1000 : 1500);
+      if (t.rank() % 2 == 0) t.send(std::span<const char>(data), t.rank() + 1, 0);
+      if (t.rank() % 2 == 1) t.recv(std::span<char>(data), t.rank() - 1, 0);
+      return t.now();
+    });
+  };
+  const std::vector<double> fine = ends("1ns");
+  CHECK(fine[1] == doctest::Approx(20e-6 + 1e-6).epsilon(1e-6).scale(0));
+  CHECK(fine[3] == doctest::Approx(20e-6 + 1.5e-6).epsilon(1e-6).scale(0));
+  const std::vector<double> coarse = ends("1us");
+  CHECK(coarse[1] == fine[1]);
+  CHECK(coarse[3] == coarse[1]);  // ended with the first, 0.5 us early
+  const std::vector<double> again = ends("1ns");  // each world sets its own precision
+  CHECK(again[3] - again[1] == doctest::Approx(0.5e-6).epsilon(1e-6));
 }
 
 TEST_CASE("simulated.platform.racks: between racks a message crosses both uplinks too") {

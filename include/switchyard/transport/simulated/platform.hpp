@@ -27,7 +27,8 @@ namespace switchyard::transport::detail {
 // Raises `usage_error` for anything in `options` that cannot make a cluster, before any engine
 // exists: no hosts, rates without units or below zero, more ranks than a host has cores, a speed
 // factor for a host that does not exist or with a platform file, speed windows that end before they
-// begin or overlap, a platform file that cannot be read, a negative or infinite byte cost.
+// begin or overlap, a platform file that cannot be read, a negative or infinite byte cost, a time
+// precision of 0 or coarser than a latency.
 inline void check_options(const simulated_options& options) {
   const simulated_platform& p = options.platform;
   if (options.native_max_ranks < 1) {
@@ -38,6 +39,10 @@ inline void check_options(const simulated_options& options) {
   }
   if (!(options.byte_cost >= 0) || !std::isfinite(options.byte_cost)) {
     raise<usage_error>(str("simulated_options::byte_cost must be finite and not negative, got ", options.byte_cost));
+  }
+  const double precision = parse_duration(options.time_precision, "time precision");
+  if (!(precision > 0)) {
+    raise<usage_error>(str("simulated_options::time_precision must be above 0, got ", options.time_precision));
   }
   if (!p.file.empty()) {
     if (!p.speeds.empty()) {
@@ -61,9 +66,17 @@ inline void check_options(const simulated_options& options) {
                              " (simulated_platform::cores)"));
     }
     (void)parse_bandwidth(p.bandwidth, "link bandwidth");
-    (void)parse_duration(p.latency, "link latency");
+    const double link_latency = parse_duration(p.latency, "link latency");
     (void)parse_bandwidth(p.loopback_bandwidth, "loopback bandwidth");
-    (void)parse_duration(p.loopback_latency, "loopback latency");
+    const double loopback_latency = parse_duration(p.loopback_latency, "loopback latency");
+    const auto check_resolved = [&](double latency, const char* what, const std::string& given) {
+      if (latency > 0 && latency < precision) {
+        raise<usage_error>(str("the time precision ", options.time_precision, " is coarser than the ", what, " latency ",
+                               given, ", which SimGrid could then not resolve: give a precision of at most ", given));
+      }
+    };
+    check_resolved(link_latency, "link", p.latency);
+    check_resolved(loopback_latency, "loopback", p.loopback_latency);
     if (p.rack_size < 0) raise<usage_error>(str("simulated_platform::rack_size must be 0 (one switch) or more, got ", p.rack_size));
     if (!(p.oversubscription >= 1)) {
       raise<usage_error>(str("simulated_platform::oversubscription must be at least 1, got ", p.oversubscription));
@@ -90,7 +103,7 @@ inline void check_options(const simulated_options& options) {
 }
 
 // SimGrid chooses its network model once per process; every simulated world must ask for the
-// one the first chose.
+// one the first chose. The time precision is a plain setting, taken again by every world.
 inline void configure_network(simgrid::s4u::Engine& engine, const simulated_options& options) {
   static std::string chosen;
   const std::string model = options.network == network_model::cm02 ? "CM02" : "LV08";
@@ -104,6 +117,7 @@ inline void configure_network(simgrid::s4u::Engine& engine, const simulated_opti
     raise<usage_error>(str("this process simulated its first world with SimGrid's ", chosen, "; a world with ", wanted,
                            " needs a process of its own (SimGrid sets the model once per process)"));
   }
+  engine.set_config(str("surf/precision:", parse_duration(options.time_precision, "time precision")));
 }
 
 // One host with its link to its switch and a loopback route for the ranks it runs.
