@@ -6,7 +6,8 @@
   samples trained over the rate), the simulated seconds of the whole run (simulated_seconds:
   the start, the training and the epoch's end), final test accuracy ("(data xK)" after it: the
   training set repeated K times, --train-repeat), switches made and the CPU
-  seconds the simulation took (--pivot: the samples per second only, one column per strategy,
+  seconds the simulation took; a strategy simulated at another time precision than SimGrid's
+  1 ns (scale.sh's PRECISION) says it, as "psN8 (1us)" (--pivot: the samples per second only, one column per strategy,
   "-" where a run is missing);
 - writes OUT/plot-MODEL-LINK-SLOW.dat for examples/simulation/scale.gp: one row per host count,
   the hosts then the samples per second of each strategy ("?" where a run is missing).
@@ -63,6 +64,7 @@ def read_run(out, name):
         "accuracy": summary["test_accuracy"],
         "repeat": summary.get("train_repeat", 1),
         "switches": len(summary["switches"]),
+        "precision": summary["simulation"].get("time_precision", "1ns"),
         "cpu": cpu,
     }
 
@@ -85,7 +87,8 @@ def print_table(runs):
           "| run s (simulated) | test accuracy | switches | CPU s |")
     print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in runs:
-        print(f"| {r['model']} | {r['link']} | {r['hosts']} | {r['slow']} | {r['strategy']} | {r['rate']:,.0f} "
+        strategy = r["strategy"] if r["precision"] == "1ns" else f"{r['strategy']} ({r['precision']})"
+        print(f"| {r['model']} | {r['link']} | {r['hosts']} | {r['slow']} | {strategy} | {r['rate']:,.0f} "
               f"| {r['epoch']:.4g} | {r['run']:.4g} | {accuracy(r)} | {r['switches']} | {r['cpu']:.1f} |")
 
 

@@ -7,7 +7,7 @@ strategies, with and without the slow host, 5 steps) and checks:
 - scale_table.py prints one row per run, in the grid's order, each epoch's seconds the samples
   trained over the rate, and writes the plot data; its pivot shows a missing run as "-";
 - a grid needing more examples than the data set has trains on it repeated (--train-repeat),
-  which the table says;
+  which the table says, as it says a time precision other than 1 ns (PRECISION);
 - a second call runs nothing (its runs are there), and a run that fails fails the script and
   leaves no summary;
 - scale.gp draws the figure, when gnuplot is installed.
@@ -47,6 +47,7 @@ with tempfile.TemporaryDirectory() as work:
         summary = json.load(open(os.path.join(out, name + ".json")))
         sim = summary["simulation"]
         assert (sim["hosts"], sim["link"], sim["compute"]) == (4, "10Gbps", "calibrated"), sim
+        assert sim["time_precision"] == "1ns", sim
         assert sim["slow"] == ([] if "-none-" in name else [{"host": 1, "factor": 0.25}]), sim
         workers = 3 if name.endswith("ps1") else 4
         assert summary["train_examples"] == workers * batch * steps and summary["epochs"] == 1, summary
@@ -84,14 +85,15 @@ with tempfile.TemporaryDirectory() as work:
 
     # More examples than Fashion-MNIST has (4 x 1,000 x 16 = 64,000): the training set twice over.
     repeated = os.path.join(work, "repeated")
-    large = scale(repeated, STRATEGIES="automatic", SLOW="none", STEPS="16", BATCH="1000")
+    large = scale(repeated, STRATEGIES="automatic", SLOW="none", STEPS="16", BATCH="1000", PRECISION="1us")
     print(large.stdout)
     assert large.returncode == 0, large.stdout
     summary = json.load(open(os.path.join(repeated, "mlp-10Gbps-h4-none-automatic.json")))
     assert (summary["train_examples"], summary["train_repeat"]) == (64000, 2), summary
+    assert summary["simulation"]["time_precision"] == "1us", summary
     row = subprocess.run([sys.executable, table, repeated], check=True, stdout=subprocess.PIPE,
                          text=True).stdout.splitlines()[2]
-    assert "(data x2)" in row, row
+    assert "(data x2)" in row and "| automatic (1us) |" in row, row
 
     again = scale(out)
     assert again.returncode == 0 and "scale.sh: mlp" not in again.stdout, again.stdout
