@@ -146,8 +146,9 @@ inline void add_simulation_options(CLI::App& app, simulation_settings& s, bool s
       ->check(CLI::IsMember({"cm02", "lv08"}))
       ->capture_default_str();
   app.add_option("--sim-precision", s.precision,
-                 "With --simulate: SimGrid's time precision, with a unit (s, ms, us, ns): flows that end within it of "
-                 "each other end together, which simulates crowded all-to-all traffic faster (docs/simulation.md)")
+                 "With --simulate: SimGrid's time precision, with a unit (s, ms, us, ns): events within it of the "
+                 "earliest happen with it, which simulates crowded all-to-all traffic faster (docs/simulation.md); "
+                 "at most --latency and the hosts' loopback latency, 1us")
       ->capture_default_str();
 }
 
@@ -202,8 +203,18 @@ inline sy::transport::simulated_options simulation_options(const simulation_sett
   }
   o.byte_cost = parse_byte_cost(s.byte_cost);
   o.time_precision = s.precision;
-  if (!(sy::transport::parse_duration(s.precision, "--sim-precision") > 0)) {
-    throw sy::usage_error(fmt::format("--sim-precision must be above 0, got '{}'", s.precision));
+  const double precision = sy::transport::parse_duration(s.precision, "--sim-precision");
+  if (!(precision > 0)) throw sy::usage_error(fmt::format("--sim-precision must be above 0, got '{}'", s.precision));
+  if (s.platform.empty()) {
+    const auto check_resolved = [&](const std::string& latency, const std::string& what) {
+      if (precision > sy::transport::parse_duration(latency, what)) {
+        throw sy::usage_error(fmt::format("--sim-precision {} is coarser than {} {}, which SimGrid could then not "
+                                          "resolve",
+                                          s.precision, what, latency));
+      }
+    };
+    check_resolved(s.latency, "--latency");
+    check_resolved(o.platform.loopback_latency, "the hosts' loopback latency");
   }
   o.network = s.network == "lv08" ? sy::transport::network_model::lv08 : sy::transport::network_model::cm02;
   o.compute = parse_sim_compute(s.compute) ? sy::transport::compute_model::calibrated

@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   app.add_option("--elements", s.elements, "floats per buffer (default: the mlp's parameters)");
   app.add_option("--servers", s.servers, "dedicated servers of --mode ps")->check(CLI::Range(1, 1 << 16));
   app.add_option("--precision", s.precision,
-                 "SimGrid's time precision, with a unit: flows that end within it of each other end together")
+                 "SimGrid's time precision, with a unit: events within it of the earliest happen with it")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (s.mode == "ps" && s.servers >= s.hosts) {

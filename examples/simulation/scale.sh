@@ -6,7 +6,8 @@
 # (--sim-compute calibrated:SECONDS, no calibration per run), so a run's simulated figures follow
 # from its inputs alone. Each run NAME = MODEL-LINK-hH-SLOW-STRATEGY writes OUT/NAME.json
 # (--summary), OUT/NAME.csv (--log) and OUT/NAME.cpu (user and system CPU seconds, /usr/bin/time);
-# a run whose NAME.json exists is skipped, so an interrupted grid resumes where it stopped. A run
+# a run whose NAME.json exists is skipped, so an interrupted grid resumes where it stopped (one
+# simulated at another PRECISION stops the script: give that grid an OUT of its own). A run
 # that fails stops the script, its partial files removed. examples/simulation/scale_table.py OUT
 # makes the table, examples/simulation/scale.gp the figure.
 #
@@ -107,14 +108,23 @@ for model in $MODELS; do
         [ "$slow" = none ] || slow_option="--slow $slow"
         for strategy in $STRATEGIES; do
           name=$model-$link-h$hosts-$(echo "$slow" | tr ':' '_')-$strategy
-          [ ! -e "$OUT/$name.json" ] || continue
+          if [ -e "$OUT/$name.json" ]; then
+            made=$(sed -n 's/.*"time_precision": *"\([^"]*\)".*/\1/p' "$OUT/$name.json")
+            if [ "${made:-1ns}" != "$PRECISION" ]; then
+              echo "scale.sh: $OUT/$name.json was simulated at time precision ${made:-1ns}, not PRECISION=$PRECISION:" \
+                "give this grid an OUT of its own" >&2
+              exit 1
+            fi
+            continue
+          fi
           strategy_options "$strategy" "$hosts"
           examples=$((workers * BATCH * STEPS))
           repeat=$(((examples + TRAIN_EXAMPLES - 1) / TRAIN_EXAMPLES))
           echo "scale.sh: $name"
           # shellcheck disable=SC2086 # the options are lists of words
           if ! nice -n 19 /usr/bin/time -f '%U %S' -o "$OUT/$name.cpu" "$binary" --simulate "$hosts" --link "$link" \
-            --latency "$LATENCY" --sim-precision "$PRECISION" --sim-compute "calibrated:$compute" $slow_option --model "$model" --epochs 1 \
+            --latency "$LATENCY" --sim-precision "$PRECISION" --sim-compute "calibrated:$compute" $slow_option \
+            --model "$model" --epochs 1 \
             --batch "$BATCH" --train-limit "$examples" --train-repeat "$repeat" --quiet $options $EXTRA \
             --summary "$OUT/$name.tmp.json" --log "$OUT/$name.csv" >"$OUT/$name.out" 2>&1; then
             echo "scale.sh: $name failed:" >&2

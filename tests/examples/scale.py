@@ -8,8 +8,8 @@ strategies, with and without the slow host, 5 steps) and checks:
   trained over the rate, and writes the plot data; its pivot shows a missing run as "-";
 - a grid needing more examples than the data set has trains on it repeated (--train-repeat),
   which the table says, as it says a time precision other than 1 ns (PRECISION);
-- a second call runs nothing (its runs are there), and a run that fails fails the script and
-  leaves no summary;
+- a second call runs nothing (its runs are there), one at another PRECISION refuses to mix its
+  runs with them, and a run that fails fails the script and leaves no summary;
 - scale.gp draws the figure, when gnuplot is installed.
 
     scale.py FASHION_MNIST SCALE_SH SCALE_TABLE_PY SCALE_GP
@@ -97,6 +97,9 @@ with tempfile.TemporaryDirectory() as work:
 
     again = scale(out)
     assert again.returncode == 0 and "scale.sh: mlp" not in again.stdout, again.stdout
+    mixed = scale(out, PRECISION="1us")
+    assert mixed.returncode != 0 and "was simulated at time precision 1ns, not PRECISION=1us" in mixed.stdout, \
+        mixed.stdout
 
     broken = os.path.join(work, "broken")
     failed = scale(broken, STRATEGIES="automatic", SLOW="none", EXTRA="--lr nan")

@@ -102,13 +102,15 @@ struct simulated_options {
   /// of one process must ask for the same.
   network_model network = network_model::cm02;
   bool cross_traffic = false;
-  /// SimGrid's time precision (`surf/precision`): a duration with its unit. Flows whose ends fall
-  /// within it of the earliest one end together, in one step of the flow solver, which re-solves
-  /// the rates of every flow that shares a link with them once per step. The default, SimGrid's
-  /// 1 ns, keeps each end apart; "1us" lets the all-to-all traffic of a co-located parameter
-  /// server, whose ends crowd nanoseconds apart, simulate about 3x faster at 256 hosts for shifts
-  /// of about 2% in its simulated time (docs/simulation.md#time-precision). At most the links'
-  /// and the loopback's latencies, which SimGrid could no longer resolve.
+  /// SimGrid's time precision (`surf/precision`): a duration with its unit. Events (a latency's
+  /// end, a flow's end, a computation's end) that fall within it of the earliest one happen with
+  /// it, in one step of the flow solver, which re-solves the rates of every flow that shares a
+  /// link with them once per step. The default, SimGrid's 1 ns, keeps each end apart; "1us" lets
+  /// the all-to-all traffic of a co-located parameter server, whose ends crowd nanoseconds apart,
+  /// simulate about 3x faster at 256 hosts for shifts of about 2% in its simulated time
+  /// (docs/simulation.md#time-precision). At most the links' and the loopback's latencies, which
+  /// SimGrid could no longer resolve (checked for the star and racks; a platform file's links are
+  /// not checked).
   std::string time_precision = "1ns";
   compute_model compute = compute_model::measured;
   /// CPU seconds (of this machine, at speed factor 1) that sending or receiving one byte between

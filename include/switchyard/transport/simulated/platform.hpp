@@ -1,6 +1,6 @@
 // The simulated platform: checks a `simulated_options` before anything runs, configures SimGrid's
-// network model once per process, and builds the hosts and links (a star or racks under uplinks)
-// or loads a platform file.
+// network model once per process and its time precision per world, and builds the hosts and
+// links (a star or racks under uplinks) or loads a platform file.
 #pragma once
 
 #include <switchyard/core/error.hpp>
@@ -71,8 +71,9 @@ inline void check_options(const simulated_options& options) {
     const double loopback_latency = parse_duration(p.loopback_latency, "loopback latency");
     const auto check_resolved = [&](double latency, const char* what, const std::string& given) {
       if (latency > 0 && latency < precision) {
-        raise<usage_error>(str("the time precision ", options.time_precision, " is coarser than the ", what, " latency ",
-                               given, ", which SimGrid could then not resolve: give a precision of at most ", given));
+        raise<usage_error>(str("the time precision ", options.time_precision, " is coarser than the ", what,
+                               " latency ", given, ", which SimGrid could then not resolve: give a precision of at "
+                               "most ", given));
       }
     };
     check_resolved(link_latency, "link", p.latency);
@@ -117,7 +118,7 @@ inline void configure_network(simgrid::s4u::Engine& engine, const simulated_opti
     raise<usage_error>(str("this process simulated its first world with SimGrid's ", chosen, "; a world with ", wanted,
                            " needs a process of its own (SimGrid sets the model once per process)"));
   }
-  engine.set_config(str("surf/precision:", parse_duration(options.time_precision, "time precision")));
+  engine.set_config("surf/precision", parse_duration(options.time_precision, "time precision"));
 }
 
 // One host with its link to its switch and a loopback route for the ranks it runs.
