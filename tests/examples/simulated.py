@@ -8,9 +8,11 @@
 - the same answers as in process: a synchronous all-reduce run on 4 simulated hosts ends with the
   test loss and accuracy of 4 in-process ranks;
 - a transient slow host (--slow 1:0.25@FROM-TO) inside the run makes it take longer in simulated
-  time than the same run without it, and the progress lines show simulated and real time.
+  time than the same run without it, and the progress lines show simulated and real time;
+- a platform file with --sim-compute calibrated, whose calibration is a simulated world of its
+  own before the training's, loads in both worlds of the process.
 
-    simulated.py FASHION_MNIST
+    simulated.py FASHION_MNIST PLATFORM_FILE
 """
 import json
 import os
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-binary = sys.argv[1]
+binary, platform = sys.argv[1], sys.argv[2]
 small = ["--epochs", "1", "--batch", "50", "--train-limit", "2000", "--seed", "7"]
 
 
@@ -62,4 +64,9 @@ with tempfile.TemporaryDirectory() as work:
                                              "to_seconds": end / 2}], slowed
     assert re.search(r"^epoch 1 ends at [0-9.]+ s of simulated time, [0-9.]+ s of real time$", out, re.M), out
     assert re.search(r"^final test accuracy [0-9.]+% after [0-9.]+ s of simulated time", out, re.M), out
+
+    # A platform file in two worlds of one process: the calibration's, then the training's.
+    filed, out = run(work, "platform", ["--simulate", "2", "--platform", platform, "--strategy", "allreduce",
+                                        "--sim-compute", "calibrated"])
+    assert "a step costs" in out and filed["ranks"] == 2 and filed["simulated_seconds"] > 0, (filed, out)
 print("simulated runs OK")

@@ -91,7 +91,8 @@ TEST_CASE("simulated.platform.refused: bad options get a usage_error before anyt
                        sy::usage_error);
 }
 
-TEST_CASE("simulated.platform.file: hosts of a file, by name; a file that does not parse or names no hosts") {
+TEST_CASE("simulated.platform.file: hosts of a file, by name; a file that does not parse, names no hosts or has a link "
+          "faster than the time precision") {
   const std::string header =
       "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n";
   simulated_options o = quiet();
@@ -111,9 +112,18 @@ TEST_CASE("simulated.platform.file: hosts of a file, by name; a file that does n
 
   o.platform.file = written("empty", header + "<zone id='z' routing='Full'></zone></platform>\n");
   CHECK_THROWS_WITH_AS(simulated_world{o}, doctest::Contains("names no hosts"), sy::usage_error);
+  o.platform.file = written("fine_link", header +
+                                             "<zone id='z' routing='Full'><host id='a' speed='1Gf'/><host id='b' speed='1Gf'/>"
+                                             "<link id='fast' bandwidth='1GBps' latency='500ns'/>"
+                                             "<route src='a' dst='b'><link_ctn id='fast'/></route></zone></platform>\n");
+  o.time_precision = "1us";
+  CHECK_THROWS_WITH_AS(simulated_world(o).run([](simulated&) {}),
+                       doctest::Contains("coarser than the latency of link fast of the platform file"), sy::usage_error);
+  o.time_precision = "500ns";
+  CHECK(simulated_world(o).run([](simulated& t) { return t.size(); }) == std::vector<int>{2, 2});
   o.platform.file = written("broken", header + "<zone id='z' routing='Full'><host id='a' speed='1Gf'>\n");
   CHECK_THROWS_WITH_AS(simulated_world(o).run([](simulated&) {}), doctest::Contains("does not load"), sy::usage_error);
-  for (const char* name : {"good", "empty", "broken"}) std::remove(("simulated_platform_test_" + std::string(name) + ".xml").c_str());
+  for (const char* name : {"good", "empty", "broken", "fine_link"}) std::remove(("simulated_platform_test_" + std::string(name) + ".xml").c_str());
 }
 
 TEST_CASE("simulated.platform.time_precision: flows that end within the precision of each other end together") {

@@ -108,9 +108,8 @@ struct simulated_options {
   /// link with them once per step. The default, SimGrid's 1 ns, keeps each end apart; "1us" lets
   /// the all-to-all traffic of a co-located parameter server, whose ends crowd nanoseconds apart,
   /// simulate about 3x faster at 256 hosts for shifts of about 2% in its simulated time
-  /// (docs/simulation.md#time-precision). At most the links' and the loopback's latencies, which
-  /// SimGrid could no longer resolve (checked for the star and racks; a platform file's links are
-  /// not checked).
+  /// (docs/simulation.md#time-precision). At most every link's latency above 0 (the star's, the
+  /// racks', the loopback's, or those of a platform file), which SimGrid could no longer resolve.
   std::string time_precision = "1ns";
   compute_model compute = compute_model::measured;
   /// CPU seconds (of this machine, at speed factor 1) that sending or receiving one byte between

@@ -150,7 +150,8 @@ inline simgrid::s4u::Host* add_host(simgrid::s4u::NetZone& zone, const simulated
   return host;
 }
 
-// Builds the platform of `options` in `engine` and returns its hosts in rank order.
+// Builds the platform of `options` in `engine` and returns its hosts in rank order. A platform
+// file's links are checked against the time precision here, once SimGrid has read them.
 inline std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& engine, const simulated_options& options) {
   namespace sg4 = simgrid::s4u;
   const simulated_platform& p = options.platform;
@@ -162,6 +163,14 @@ inline std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& eng
     }
     std::vector<sg4::Host*> hosts = engine.get_all_hosts();
     if (hosts.empty()) raise<usage_error>(str("the platform file '", p.file, "' names no hosts"));
+    const double precision = parse_duration(options.time_precision, "time precision");
+    for (const sg4::Link* link : engine.get_all_links()) {
+      if (link->get_latency() > 0 && link->get_latency() < precision) {
+        raise<usage_error>(str("the time precision ", options.time_precision, " is coarser than the latency of link ",
+                               link->get_name(), " of the platform file '", p.file, "' (", link->get_latency() * 1e9,
+                               " ns), which SimGrid could then not resolve: give a precision of at most that latency"));
+      }
+    }
     for (sg4::Host* h : hosts) {
       if (options.ranks_per_host > h->get_core_count()) {
         raise<usage_error>(str(options.ranks_per_host, " ranks per host need as many cores, but host ", h->get_name(),

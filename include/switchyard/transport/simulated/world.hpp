@@ -153,6 +153,9 @@ auto simulated_world::run(F&& f) {
   char thread_contexts[] = "--cfg=contexts/factory:thread";
   char* argv[] = {program, detail::address_sanitized ? thread_contexts : nullptr, nullptr};
   int argc = detail::address_sanitized ? 2 : 1;
+  // SimGrid 3.32's engine connects its presolve to this static signal and never disconnects it, so
+  // a later world's platform file would call the destroyed engine of an earlier world.
+  sg4::Engine::on_platform_created.disconnect_slots();
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
   detail::configure_network(*engine, options_);
   const std::vector<sg4::Host*> hosts = detail::build_platform(*engine, options_);
