@@ -23,9 +23,10 @@ struct no_hook {
   [[nodiscard]] int size() const { return n; }
 };
 
-std::vector<node_topology> topologies(int ranks, std::vector<int> sizes) {
+std::vector<node_topology> topologies(int ranks, std::vector<int> sizes, bool round_robin = false) {
   sy::transport::inproc_options o;
   o.node_sizes = std::move(sizes);
+  o.round_robin_nodes = round_robin;
   return sy::transport::run_inproc(ranks, [](inproc& t) { return t.topology(); }, o);
 }
 
@@ -54,6 +55,16 @@ TEST_CASE("topology.inproc: one node by default; node_sizes groups consecutive r
   CHECK(uneven == expected);
   CHECK(uneven[0].hierarchical());
   for (const node_topology& t : topologies(3, {1, 1, 1})) CHECK_FALSE(t.hierarchical());
+}
+
+TEST_CASE("topology.inproc.round_robin: ranks dealt to the nodes in turn, skipping full nodes") {
+  // {3, 1, 2}: node 0 gets ranks 0, 3 and 5, node 1 rank 1, node 2 ranks 2 and 4.
+  const std::vector<node_topology> dealt = topologies(6, {3, 1, 2}, true);
+  const std::vector<node_topology> expected = {{0, 0, 3, 3, 3, 1}, {1, 0, 1, 3, 3, 1}, {2, 0, 2, 3, 3, 1},
+                                               {0, 1, 3, 3, 3, 1}, {2, 1, 2, 3, 3, 1}, {0, 2, 3, 3, 3, 1}};
+  CHECK(dealt == expected);
+  CHECK(topologies(4, {4}, true) == topologies(4, {4}));
+  CHECK(topologies(3, {1, 1, 1}, true) == topologies(3, {1, 1, 1}));
 }
 
 TEST_CASE("topology.split: ranks made by split keep their nodes, renumbered in the new group") {

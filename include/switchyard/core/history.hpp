@@ -21,6 +21,7 @@ struct step_record {
   double communicate_seconds = 0.0;  ///< the strategy's step: exchange and update
   std::size_t bytes_sent = 0;
   std::string stage;                 ///< the strategy's name
+  std::size_t batch = 0;             ///< the batch's place in the epoch's shuffled sequence of batches
 };
 
 /// @brief One epoch, with values every rank agrees on.

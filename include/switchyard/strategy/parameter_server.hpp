@@ -104,8 +104,11 @@ enum class pipelining {
 /// co-located, one shard per node, served by its local rank 0. Servers weigh each push by the
 /// workers it sums, so a synchronous update is still the mean over every worker's gradient and an
 /// asynchronous one applies the mean of the node's; server 0 hands out a node's batches a block
-/// at a time, and a stop rule that samples compares nodes (the slowest worker of each). Not with
-/// `pipelining::one_ahead` or backup workers (`aggregation::automatic` then stays per rank).
+/// at a time, and a stop rule that samples compares nodes (the slowest worker of each).
+/// Pipelined (`pipelining::one_ahead`), local rank 0 pushes the node's sum and sends the node's
+/// workers the parameters its last exchange pulled, so the whole node computes its next batches
+/// while the push and pull are on the wire. Not with backup workers (`aggregation::automatic` then
+/// stays per rank).
 /// Each side is a piece of its own, over one `detail::ps_plan`: `detail::ps_worker` (a worker's
 /// exchange), `detail::ps_server` (a server's loop) and `detail::ps_residuals` (the residuals a
 /// checkpoint keeps).
@@ -168,11 +171,11 @@ class parameter_server {
   /// pushes once, after its slowest worker, so a slow node counts once, not once per worker.
   [[nodiscard]] bool compares_nodes() const noexcept { return by_node_; }
   /// Whether `setup` over `t` will aggregate by node: `aggregation::node`, or `automatic` over a
-  /// hierarchical topology when neither pipelining nor backup workers are asked.
+  /// hierarchical topology without backup workers.
   template <class Transport>
   [[nodiscard]] bool aggregates_by_node(const Transport& t) const {
     if (aggregate_ == aggregation::node) return true;
-    return aggregate_ == aggregation::automatic && transport::topology_of(t).hierarchical() && !pipelined() &&
+    return aggregate_ == aggregation::automatic && transport::topology_of(t).hierarchical() &&
            !consistency::has_backups<Consistency>;
   }
   /// Whether every rank serves, on a thread beside its worker.
@@ -331,9 +334,11 @@ class parameter_server {
   void setup_exchange(Transport& pt, Model& model, Optimizer& optimizer);
   template <class Transport>
   void begin_exchange(Transport& pt, std::size_t batches);
+  // `second`: pipelined, the batch the pushing rank trains second in a part, which it holds from
+  // the part's start.
   template <class Transport, class T>
   step_outcome step_exchange(Transport& pt, std::span<T> parameters, std::span<const T> gradients,
-                             double started);
+                             double started, std::size_t second);
   template <class Transport, class Model, class Optimizer>
   void end_exchange(Transport& pt, Model& model, Optimizer& optimizer);
   // This rank's index among the workers of `pt`, if it pushes.
@@ -399,12 +404,11 @@ void parameter_server<Consistency>::check_setup(const Transport& t) const {
         "parameter_server on rank ", t.rank(), ": ", compression::name(plan_.compression),
         " compression encodes float parameters; this model's are ", sizeof(Value) * 8, "-bit"));
   }
-  if (aggregate_ == aggregation::node && (pipelined() || consistency::has_backups<Consistency>)) {
+  if (aggregate_ == aggregation::node && consistency::has_backups<Consistency>) {
     switchyard::detail::raise<usage_error>(switchyard::detail::str(
-        "parameter_server on rank ", t.rank(), ": aggregation::node sums a node's gradients before one push, which ",
-        pipelined() ? "a pipelined worker's exchange (pipelining::one_ahead)"
-                    : "backup workers (which drop a late push whole, a node's at a time)",
-        " does not support: use aggregation::rank (or automatic, which falls back to it)"));
+        "parameter_server on rank ", t.rank(), ": aggregation::node sums a node's gradients before one push, which "
+        "backup workers (which drop a late push whole, a node's at a time) do not support: use aggregation::rank (or "
+        "automatic, which falls back to it)"));
   }
   if (consistency::has_backups<Consistency> && pipelined()) {
     switchyard::detail::raise<usage_error>(switchyard::detail::str(
@@ -508,7 +512,7 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   const std::span<const value> gradients(as_span(model.gradients()));
   if (!by_node_) {
     if (colocated_) start_serving(t, optimizer);
-    return step_exchange(t, parameters, gradients, started);
+    return step_exchange(t, parameters, gradients, started, static_cast<std::size_t>(t.rank()) + plan_.workers);
   }
   detail::ps_node_layout<Transport>& groups = layout<Transport>();
   if (!groups.member) {
@@ -521,9 +525,18 @@ step_outcome parameter_server<Consistency>::step(Transport& t, Model& model, Opt
   if (colocated_) start_serving(groups.members, optimizer);
   const double slowest = node_.gather(groups.node, gradients);
   worker_.report_at_least(std::max(slowest, 0.0));
-  const step_outcome outcome = step_exchange(groups.members, parameters, node_.template sum<value>(), started);
-  node_.scatter(groups.node, std::span<const value>(parameters), outcome.next_batch, part_batches_,
-                hands_out_batches());
+  // Pipelined, the part's first step hands each worker the second batch it holds from the start.
+  const bool first_ahead = pipelined() && !worker_.in_flight();
+  const std::size_t workers = worker_count(t);
+  const step_outcome outcome = step_exchange(groups.members, parameters, node_.template sum<value>(), started,
+                                             static_cast<std::size_t>(t.rank()) + workers);
+  if (first_ahead) {
+    node_.scatter_second(groups.node, std::span<const value>(parameters), std::span<const std::size_t>(groups.node_ranks),
+                         workers, part_batches_, hands_out_batches());
+  } else {
+    node_.scatter(groups.node, std::span<const value>(parameters), outcome.next_batch, part_batches_,
+                  hands_out_batches());
+  }
   return outcome;
 }
 
@@ -531,13 +544,12 @@ template <class Consistency>
 template <class Transport, class T>
 step_outcome parameter_server<Consistency>::step_exchange(Transport& pt, std::span<T> parameters,
                                                           std::span<const T> gradients,
-                                                          double started) {
+                                                          double started, std::size_t second) {
   std::optional<std::size_t> next;
   if (pipelined() && worker_.in_flight()) {
     next = finish_exchange(pt, parameters);  // the last step's, while this step's gradient was computed
   } else if (pipelined() && hands_out_batches()) {
     // The part's first step: the worker's second batch was handed out with its first.
-    const std::size_t second = static_cast<std::size_t>(pt.rank()) + plan_.workers;
     if (second < part_batches_) next = second;
   }
   const std::size_t bytes = worker_.post_exchange(pt, plan_, parameters, gradients, started);

@@ -354,7 +354,8 @@ std::optional<std::size_t> trainer<Model, Optimizer, Strategy>::train_part(Trans
   if (worker) {
     std::optional<std::size_t> next = source.first();
     for (std::size_t s = 0; next; ++s) {
-      const data::batch_view batch = loader.gather(plan.batch(0, from + *next));
+      const std::size_t index = from + *next;
+      const data::batch_view batch = loader.gather(plan.batch(0, index));
       const double before = transport::seconds_now(t);
       const double loss = strategy::traits::forward_backward(strategy_, t, model_, batch);
       const double computed = transport::seconds_now(t);
@@ -371,7 +372,7 @@ std::optional<std::size_t> trainer<Model, Optimizer, Strategy>::train_part(Trans
       ++totals.steps;
       if (!step_callbacks_.empty()) {
         const step_record record{epoch,           totals.steps - 1,   t.rank(), loss, compute_seconds,
-                                 exchange_seconds, outcome.bytes_sent, stage};
+                                 exchange_seconds, outcome.bytes_sent, stage, index};
         for (auto& callback : step_callbacks_) callback(record);
       }
     }

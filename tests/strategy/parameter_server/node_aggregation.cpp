@@ -1,6 +1,6 @@
 // The node-aware parameter server (strategy/parameter_server/node_aggregation.hpp), trained in
 // process over virtual nodes (inproc_options::node_sizes) in every grouping of 1 to 7 ranks: one
-// push per node per step, one shard per node, the same model as per-rank pushes.
+// push per node per step, one shard per node, the same model as per-rank pushes, pipelined or not.
 #include <switchyard/strategy/parameter_server.hpp>
 
 #include <switchyard/nn/mlp.hpp>
@@ -34,6 +34,7 @@ struct outcome {
   bool by_node = false;
   std::size_t steps = 0;  // the steps this rank trained
   int local_rank = 0;
+  std::vector<std::vector<std::size_t>> batches;  // per epoch, the batches this rank trained
 };
 
 int ranks_of(const std::vector<int>& sizes) {
@@ -42,13 +43,16 @@ int ranks_of(const std::vector<int>& sizes) {
   return ranks;
 }
 
-// Trains the quadrant mlp under `strategy` over virtual nodes of `sizes` ranks.
+// Trains the quadrant mlp under `strategy` over virtual nodes of `sizes` ranks, consecutive ranks
+// or (`round_robin`) ranks dealt to the nodes in turn.
 template <class Strategy>
-std::vector<outcome> train(const std::vector<int>& sizes, Strategy strategy, std::size_t epochs = 2) {
+std::vector<outcome> train(const std::vector<int>& sizes, Strategy strategy, std::size_t epochs = 2,
+                           bool round_robin = false) {
   const auto data = fixtures::quadrants(480, 7);
   const auto test = fixtures::quadrants(200, 8);
   sy::transport::inproc_options options;
   options.node_sizes = sizes;
+  options.round_robin_nodes = round_robin;
   return sy::transport::run_inproc(
       ranks_of(sizes),
       [&](sy::transport::inproc& t) {
@@ -60,7 +64,11 @@ std::vector<outcome> train(const std::vector<int>& sizes, Strategy strategy, std
         settings.seed = 3;
         sy::train::trainer trainer{model, optimizer, strategy, settings};
         outcome result;
-        trainer.on_step([&](const sy::train::step_record&) { ++result.steps; });
+        result.batches.resize(epochs);
+        trainer.on_step([&](const sy::train::step_record& step) {
+          ++result.steps;
+          result.batches[step.epoch - 1].push_back(step.batch);
+        });
         result.history = trainer.fit(t, data, *test);
         result.parameters.assign(model.parameters().begin(), model.parameters().end());
         if constexpr (requires { trainer.strategy().statistics(); }) {
@@ -74,10 +82,23 @@ std::vector<outcome> train(const std::vector<int>& sizes, Strategy strategy, std
 }
 
 template <class Consistency>
-sy::strategy::parameter_server<Consistency> colocated(aggregation aggregate) {
+sy::strategy::parameter_server<Consistency> colocated(aggregation aggregate,
+                                                      sy::strategy::pipelining pipeline = sy::strategy::pipelining::off) {
   return sy::strategy::parameter_server<Consistency>(sy::strategy::colocated, Consistency{},
-                                                     sy::compression::format::none, sy::strategy::pipelining::off,
-                                                     aggregate);
+                                                     sy::compression::format::none, pipeline, aggregate);
+}
+
+// Every batch of each epoch trained once, by one rank or another.
+void check_every_batch_once(const std::vector<outcome>& runs, std::size_t batches) {
+  for (std::size_t e = 0; e < runs.front().batches.size(); ++e) {
+    CAPTURE(e);
+    std::vector<std::size_t> trained;
+    for (const outcome& r : runs) trained.insert(trained.end(), r.batches[e].begin(), r.batches[e].end());
+    std::sort(trained.begin(), trained.end());
+    std::vector<std::size_t> all(batches);
+    for (std::size_t b = 0; b < batches; ++b) all[b] = b;
+    CHECK(trained == all);
+  }
 }
 
 // Every rank ends with the same parameters, bit for bit.
@@ -157,9 +178,7 @@ TEST_CASE("parameter_server.node.async and bounded: uneven nodes train, one push
     check_replicas(async);
     check_one_push_per_node(async, sizes.size());
     // Every batch of each epoch trained once, a node's block at a time.
-    std::size_t steps = 0;
-    for (const outcome& r : async) steps += r.steps;
-    CHECK(steps == 4 * (480 / 8));
+    check_every_batch_once(async, 480 / 8);
     const auto& epochs = async.front().history.epochs;
     CHECK(epochs.back().train_loss < epochs.front().train_loss);
     CHECK(epochs.back().test_accuracy > 0.8);
@@ -167,6 +186,54 @@ TEST_CASE("parameter_server.node.async and bounded: uneven nodes train, one push
     check_replicas(bounded);
     check_one_push_per_node(bounded, sizes.size());
     CHECK(bounded.front().history.epochs.back().train_loss < bounded.front().history.epochs.front().train_loss);
+  }
+}
+
+TEST_CASE("parameter_server.node.pipelined: the node computes ahead as per-rank pipelined workers do" *
+          doctest::timeout(600)) {
+  constexpr auto ahead = sy::strategy::pipelining::one_ahead;
+  // Synchronous: one node, and one rank per node, end as pipelined per-rank pushes, bit for bit.
+  for (int ranks = 1; ranks <= 7; ++ranks) {
+    CAPTURE(ranks);
+    const auto flat = train({ranks}, colocated<consistency::sync>(aggregation::rank, ahead));
+    const auto one_node = train({ranks}, colocated<consistency::sync>(aggregation::node, ahead));
+    check_replicas(one_node);
+    check_one_push_per_node(one_node, 1);
+    CHECK(one_node.front().parameters == flat.front().parameters);
+    const auto separate =
+        train(std::vector<int>(static_cast<std::size_t>(ranks), 1), colocated<consistency::sync>(aggregation::node, ahead));
+    CHECK(separate.front().parameters == flat.front().parameters);
+    // Pipelining trains on parameters one exchange old: not the unpipelined server's model.
+    if (ranks == 4) {
+      CHECK(one_node.front().parameters != train({ranks}, colocated<consistency::sync>(aggregation::node)).front().parameters);
+    }
+  }
+  // Every grouping, synchronous: another sum order, the same mean.
+  for (const std::vector<int>& sizes : harness::groupings) {
+    const std::string nodes = harness::grouping_name(sizes);
+    CAPTURE(nodes);
+    const auto runs = train(sizes, colocated<consistency::sync>(aggregation::node, ahead));
+    check_replicas(runs);
+    check_one_push_per_node(runs, sizes.size());
+    const auto flat = train(sizes, colocated<consistency::sync>(aggregation::rank, ahead));
+    CHECK(fixtures::max_difference(runs.front().parameters, flat.front().parameters) < 1e-5);
+  }
+  // Asynchronous over uneven nodes, of consecutive ranks or dealt in turn: each worker holds its
+  // second batch from the start, then a node takes a block at a time; every batch of each epoch is
+  // trained once.
+  for (const std::vector<int>& sizes : {std::vector<int>{3, 1, 2}, {2, 2}, {1, 5, 1}, {2, 1}}) {
+    for (const bool round_robin : {false, true}) {
+      const std::string nodes = harness::grouping_name(sizes);
+      CAPTURE(nodes);
+      CAPTURE(round_robin);
+      const auto async = train(sizes, colocated<consistency::async>(aggregation::node, ahead), 4, round_robin);
+      check_replicas(async);
+      check_one_push_per_node(async, sizes.size());
+      check_every_batch_once(async, 480 / 8);
+      const auto& epochs = async.front().history.epochs;
+      CHECK(epochs.back().train_loss < epochs.front().train_loss);
+      CHECK(epochs.back().test_accuracy > 0.8);
+    }
   }
 }
 
@@ -208,7 +275,7 @@ TEST_CASE("parameter_server.node: a switch to all-reduce keeps the replicas iden
   }
 }
 
-TEST_CASE("parameter_server.node: what aggregation::node cannot serve is refused" * doctest::timeout(60)) {
+TEST_CASE("parameter_server.node: backup workers are refused by aggregation::node" * doctest::timeout(60)) {
   sy::transport::inproc_options options;
   options.node_sizes = {2, 2};
   const auto data = fixtures::quadrants(480, 7);
@@ -223,20 +290,19 @@ TEST_CASE("parameter_server.node: what aggregation::node cannot serve is refused
         },
         options);
   };
-  refused(sy::strategy::parameter_server<>(sy::strategy::colocated, {}, sy::compression::format::none,
-                                           sy::strategy::pipelining::one_ahead, aggregation::node),
-          "pipelining::one_ahead");
   refused(sy::strategy::parameter_server<consistency::backups<1>>(sy::strategy::colocated, {},
                                                                   sy::compression::format::none,
                                                                   sy::strategy::pipelining::off, aggregation::node),
           "backup workers");
-  // automatic falls back to per-rank pushes there.
+  // automatic falls back to per-rank pushes there, and aggregates pipelined workers by node.
   sy::transport::run_inproc(
       4,
       [&](sy::transport::inproc& t) {
+        const sy::strategy::parameter_server<consistency::backups<1>> backups(sy::strategy::colocated);
+        CHECK_FALSE(backups.aggregates_by_node(t));
         const sy::strategy::parameter_server<> pipelined(sy::strategy::colocated, {}, sy::compression::format::none,
                                                          sy::strategy::pipelining::one_ahead);
-        CHECK_FALSE(pipelined.aggregates_by_node(t));
+        CHECK(pipelined.aggregates_by_node(t));
         CHECK(sy::strategy::parameter_server<>(sy::strategy::colocated).aggregates_by_node(t));
       },
       options);

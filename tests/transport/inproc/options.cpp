@@ -15,6 +15,7 @@ TEST_CASE("inproc.options.defaults: two minutes to wait, 64 spins, checks as the
   CHECK(o.spin == 64);
   CHECK(o.check_collectives == sy::transport::check_collectives_from_environment());
   CHECK(o.node_sizes.empty());
+  CHECK_FALSE(o.round_robin_nodes);
 }
 
 TEST_CASE("inproc.options.designated: each field can be given on its own, the others keep their defaults") {

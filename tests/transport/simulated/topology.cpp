@@ -176,12 +176,12 @@ struct trained {
 };
 
 template <class Transport>
-trained train(Transport& t, sy::strategy::aggregation aggregate) {
+trained train(Transport& t, sy::strategy::aggregation aggregate,
+              sy::strategy::pipelining pipeline = sy::strategy::pipelining::off) {
   const auto data = fixtures::quadrants(480, 7);
   const auto test = fixtures::quadrants(100, 8);
   sy::strategy::parameter_server<sy::strategy::consistency::sync> strategy(
-      sy::strategy::colocated, sy::strategy::consistency::sync{}, sy::compression::format::none,
-      sy::strategy::pipelining::off, aggregate);
+      sy::strategy::colocated, sy::strategy::consistency::sync{}, sy::compression::format::none, pipeline, aggregate);
   sy::nn::mlp<> model{11, {8, 8, 1}, 4};
   sy::optim::sgd optimizer{model.parameters().size(), 0.05};
   sy::train::trainer_options settings;
@@ -225,5 +225,28 @@ TEST_CASE("simulated.topology.parameter_server: the co-located parameter server 
     }
     // Per host, each host's push reaches each host's shard; per rank, each rank's reaches each rank's.
     if (hierarchical) CHECK(pushes * static_cast<std::size_t>(s.per_host * s.per_host) == pushes_per_rank);
+  }
+}
+
+TEST_CASE("simulated.topology.parameter_server.pipelined: pipelined workers summed per host, with the bits of "
+          "in-process virtual nodes of the same shape" * doctest::timeout(300)) {
+  using sy::strategy::aggregation;
+  constexpr auto ahead = sy::strategy::pipelining::one_ahead;
+  for (const shape s : {shape{1, 2}, shape{3, 1}, shape{2, 2}, shape{3, 2}, shape{2, 3}}) {
+    CAPTURE(s.hosts);
+    CAPTURE(s.per_host);
+    const auto seen = sy::transport::run_simulated(
+        s.hosts, [](simulated& t) { return train(t, aggregation::automatic, ahead); }, cluster(s));
+    const auto in_process = sy::transport::run_inproc(
+        s.hosts * s.per_host, [](inproc& t) { return train(t, aggregation::automatic, ahead); }, virtual_nodes(s));
+    const auto unpipelined = sy::transport::run_simulated(
+        s.hosts, [](simulated& t) { return train(t, aggregation::automatic); }, cluster(s));
+    for (std::size_t r = 0; r < seen.size(); ++r) {
+      CAPTURE(r);
+      CHECK(seen[r].parameters == in_process[r].parameters);
+      CHECK(seen[r].parameters == seen.front().parameters);
+      CHECK(seen[r].by_node == (s.hosts > 1 && s.per_host > 1));
+    }
+    CHECK(seen.front().parameters != unpipelined.front().parameters);  // one exchange staler
   }
 }

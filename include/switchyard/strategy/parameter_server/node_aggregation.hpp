@@ -28,7 +28,8 @@ enum class aggregation {
   automatic,
   /// The workers of a node sum their gradients at the node's local rank 0, which alone pushes and
   /// pulls, and sends the node's workers the fresh parameters: one push and one pull per node.
-  /// Co-located, the node's local rank 0 serves one shard per node.
+  /// Co-located, the node's local rank 0 serves one shard per node. Pipelined, local rank 0 sends
+  /// them the parameters its last exchange pulled while this step's push is on the wire.
   node,
   /// Every worker pushes its own gradient and pulls its own copy; co-located, every rank serves.
   rank,
@@ -45,6 +46,8 @@ struct ps_node_layout {
   Transport node;     ///< the workers of this rank's node, ranked as in the whole group (a server: itself)
   Transport members;  ///< the nodes' local ranks 0 and the servers, in rank order; others: unused
   bool member = false;
+  /// The rank in the whole group of each of the node's workers, by local rank.
+  std::vector<std::size_t> node_ranks;
   /// On members: for each node, in the order of its local rank 0, its workers and the rank of its
   /// local rank 0 in the whole group (its first batch of a part).
   std::vector<std::size_t> sizes;
@@ -68,9 +71,13 @@ template <class Transport>
         " of ", where.local_size, " on node ", where.node, ", but splitting by node gave rank ", node.rank(), " of ",
         node.size()));
   }
+  const std::array<std::int64_t, 1> own{t.rank()};
+  std::vector<std::int64_t> ranks(static_cast<std::size_t>(node.size()));
+  collective::allgather(node, own, ranks);
   const bool member = !works || node.rank() == 0;
   Transport members = t.split(member ? 0 : 1, t.rank());
-  ps_node_layout<Transport> layout{std::move(node), std::move(members), member, {}, {}};
+  ps_node_layout<Transport> layout{std::move(node), std::move(members), member, {}, {}, {}};
+  layout.node_ranks.assign(ranks.begin(), ranks.end());
   if (!member) return layout;
   const std::array<std::int64_t, 2> mine{works ? layout.node.size() : 0, t.rank()};
   std::vector<std::int64_t> all(2 * static_cast<std::size_t>(layout.members.size()));
@@ -155,23 +162,23 @@ class ps_node_exchange {
   template <class Transport, class T>
   void scatter(Transport& node, std::span<const T> parameters, std::optional<std::size_t> first,
                std::size_t batches, bool handed_out) {
-    std::vector<decltype(node.isend(std::span<const T>(), 0, 0))> sent;
-    std::vector<decltype(node.isend(std::span<const std::int64_t>(), 0, 0))> handed;
-    assigned_.assign(static_cast<std::size_t>(node.size()), -1);
-    std::size_t k = 0;
-    for (int r = 1; r < node.size(); ++r) {
-      if (done_[static_cast<std::size_t>(r)]) continue;
-      ++k;
-      sent.push_back(node.isend(parameters, r, ps_tags::node_parameters));
-      if (!handed_out) continue;
-      std::int64_t& batch = assigned_[static_cast<std::size_t>(r)];
-      if (first && k < static_cast<std::size_t>(node.size()) && *first + k < batches) {
-        batch = static_cast<std::int64_t>(*first + k);
-      }
-      handed.push_back(node.isend(std::span<const std::int64_t>(&batch, 1), r, ps_tags::node_assign));
-    }
-    for (auto& r : sent) r.wait();
-    for (auto& r : handed) r.wait();
+    scatter(node, parameters, handed_out, [&](int, std::size_t k) -> std::optional<std::size_t> {
+      if (first && k < static_cast<std::size_t>(node.size()) && *first + k < batches) return *first + k;
+      return std::nullopt;
+    });
+  }
+
+  /// Local rank 0 of a pipelined node, at the first step of a part: sends every live worker the
+  /// node's `parameters` and, when `handed_out`, the second batch it starts the part with, its
+  /// rank in the whole group (`node_ranks`) plus the `workers` of the whole group, if below `batches`.
+  template <class Transport, class T>
+  void scatter_second(Transport& node, std::span<const T> parameters, std::span<const std::size_t> node_ranks,
+                      std::size_t workers, std::size_t batches, bool handed_out) {
+    scatter(node, parameters, handed_out, [&](int r, std::size_t) -> std::optional<std::size_t> {
+      const std::size_t second = node_ranks[static_cast<std::size_t>(r)] + workers;
+      if (second < batches) return second;
+      return std::nullopt;
+    });
   }
 
   /// Local rank 0, at the end of a part: waits for the "done" of every worker still live.
@@ -219,6 +226,27 @@ class ps_node_exchange {
   }
 
  private:
+  // Sends every live worker `parameters` and, when `handed_out`, `assign(r, k)` for the k-th live
+  // worker r after local rank 0 (none: -1).
+  template <class Transport, class T, class Assign>
+  void scatter(Transport& node, std::span<const T> parameters, bool handed_out, Assign assign) {
+    std::vector<decltype(node.isend(std::span<const T>(), 0, 0))> sent;
+    std::vector<decltype(node.isend(std::span<const std::int64_t>(), 0, 0))> handed;
+    assigned_.assign(static_cast<std::size_t>(node.size()), -1);
+    std::size_t k = 0;
+    for (int r = 1; r < node.size(); ++r) {
+      if (done_[static_cast<std::size_t>(r)]) continue;
+      ++k;
+      sent.push_back(node.isend(parameters, r, ps_tags::node_parameters));
+      if (!handed_out) continue;
+      std::int64_t& batch = assigned_[static_cast<std::size_t>(r)];
+      if (const std::optional<std::size_t> b = assign(r, k)) batch = static_cast<std::int64_t>(*b);
+      handed.push_back(node.isend(std::span<const std::int64_t>(&batch, 1), r, ps_tags::node_assign));
+    }
+    for (auto& r : sent) r.wait();
+    for (auto& r : handed) r.wait();
+  }
+
   template <class T>
   struct buffers {
     std::vector<T> sum;       // local rank 0: the node's gradient

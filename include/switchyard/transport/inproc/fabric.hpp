@@ -39,11 +39,21 @@ struct inproc_fabric {
         size(ranks),
         options(std::move(opts)),
         node_of(static_cast<std::size_t>(ranks), 0) {
-    std::size_t rank = 0;
-    for (std::size_t node = 0; node < options.node_sizes.size(); ++node) {
-      for (int i = 0; i < options.node_sizes[node] && rank < node_of.size(); ++i) {
-        node_of[rank++] = static_cast<int>(node);
+    const std::vector<int>& sizes = options.node_sizes;
+    if (options.round_robin_nodes && !sizes.empty()) {
+      std::vector<int> room = sizes;
+      std::size_t node = 0;
+      for (int& of : node_of) {
+        while (room[node] == 0) node = (node + 1) % room.size();
+        of = static_cast<int>(node);
+        --room[node];
+        node = (node + 1) % room.size();
       }
+      return;
+    }
+    std::size_t rank = 0;
+    for (std::size_t node = 0; node < sizes.size(); ++node) {
+      for (int i = 0; i < sizes[node] && rank < node_of.size(); ++i) node_of[rank++] = static_cast<int>(node);
     }
   }
 

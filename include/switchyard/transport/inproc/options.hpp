@@ -27,6 +27,10 @@ struct inproc_options {
   /// the world size, else the world's constructor throws `usage_error`. Empty (the default): all
   /// ranks are one node, as the threads of one process are.
   std::vector<int> node_sizes{};
+  /// Deals the ranks to the virtual nodes in turn instead, as `mpirun` places ranks by default:
+  /// each rank goes to the next node that has room (`{3, 1, 2}`: ranks 0, 3 and 5 on node 0, rank 1
+  /// on node 1, ranks 2 and 4 on node 2).
+  bool round_robin_nodes = false;
 };
 
 }  // namespace switchyard::transport
