@@ -10,6 +10,7 @@
 #include <switchyard/train/trainer.hpp>
 #include <switchyard/transport/inproc.hpp>
 #include <switchyard/trigger/after_epochs.hpp>
+#include <switchyard/trigger/after_steps.hpp>
 
 #include "../../collective/harness.hpp"
 #include "../../train/fixtures.hpp"
@@ -44,11 +45,11 @@ int ranks_of(const std::vector<int>& sizes) {
 }
 
 // Trains the quadrant mlp under `strategy` over virtual nodes of `sizes` ranks, consecutive ranks
-// or (`round_robin`) ranks dealt to the nodes in turn.
+// or (`round_robin`) ranks dealt to the nodes in turn, on `examples` examples (batches of 8).
 template <class Strategy>
 std::vector<outcome> train(const std::vector<int>& sizes, Strategy strategy, std::size_t epochs = 2,
-                           bool round_robin = false) {
-  const auto data = fixtures::quadrants(480, 7);
+                           bool round_robin = false, std::size_t examples = 480) {
+  const auto data = fixtures::quadrants(examples, 7);
   const auto test = fixtures::quadrants(200, 8);
   sy::transport::inproc_options options;
   options.node_sizes = sizes;
@@ -88,16 +89,21 @@ sy::strategy::parameter_server<Consistency> colocated(aggregation aggregate,
                                                      sy::compression::format::none, pipeline, aggregate);
 }
 
+// The batches of epoch `e` the ranks trained, sorted.
+std::vector<std::size_t> trained_in(const std::vector<outcome>& runs, std::size_t e) {
+  std::vector<std::size_t> trained;
+  for (const outcome& r : runs) trained.insert(trained.end(), r.batches[e].begin(), r.batches[e].end());
+  std::sort(trained.begin(), trained.end());
+  return trained;
+}
+
 // Every batch of each epoch trained once, by one rank or another.
 void check_every_batch_once(const std::vector<outcome>& runs, std::size_t batches) {
   for (std::size_t e = 0; e < runs.front().batches.size(); ++e) {
     CAPTURE(e);
-    std::vector<std::size_t> trained;
-    for (const outcome& r : runs) trained.insert(trained.end(), r.batches[e].begin(), r.batches[e].end());
-    std::sort(trained.begin(), trained.end());
     std::vector<std::size_t> all(batches);
     for (std::size_t b = 0; b < batches; ++b) all[b] = b;
-    CHECK(trained == all);
+    CHECK(trained_in(runs, e) == all);
   }
 }
 
@@ -233,7 +239,49 @@ TEST_CASE("parameter_server.node.pipelined: the node computes ahead as per-rank 
       const auto& epochs = async.front().history.epochs;
       CHECK(epochs.back().train_loss < epochs.front().train_loss);
       CHECK(epochs.back().test_accuracy > 0.8);
+      // 10 batches for 4 to 7 workers: some start a part without a second batch, or without any.
+      const auto short_epochs = train(sizes, colocated<consistency::async>(aggregation::node, ahead), 3, round_robin, 80);
+      check_replicas(short_epochs);
+      check_every_batch_once(short_epochs, 80 / 8);
     }
+  }
+}
+
+TEST_CASE("parameter_server.node.pipelined: bounded staleness, compressed pushes and a switch to all-reduce" *
+          doctest::timeout(600)) {
+  constexpr auto ahead = sy::strategy::pipelining::one_ahead;
+  for (const std::vector<int>& sizes : {std::vector<int>{3, 1, 2}, {2, 2}}) {
+    const std::string nodes = harness::grouping_name(sizes);
+    CAPTURE(nodes);
+    const auto bounded = train(sizes, colocated<consistency::bounded<1>>(aggregation::node, ahead), 3, true);
+    check_replicas(bounded);
+    check_one_push_per_node(bounded, sizes.size());
+    check_every_batch_once(bounded, 480 / 8);
+    CHECK(bounded.front().history.epochs.back().train_loss < bounded.front().history.epochs.front().train_loss);
+    const auto compressed = train(sizes,
+                                  sy::strategy::parameter_server<consistency::async>(
+                                      sy::strategy::colocated, {}, sy::compression::format::bf16, ahead, aggregation::node),
+                                  3, true);
+    check_replicas(compressed);
+    check_one_push_per_node(compressed, sizes.size());
+    check_every_batch_once(compressed, 480 / 8);
+    CHECK(compressed.front().history.epochs.back().test_accuracy > 0.8);
+    // The switch inside the second epoch: the pipelined stage hands over with its last exchange.
+    using ps = sy::strategy::parameter_server<consistency::async>;
+    const auto switched = train(sizes,
+                                sy::strategy::switch_to{ps(sy::strategy::colocated, {}, sy::compression::format::none,
+                                                           ahead, aggregation::node),
+                                                        sy::strategy::all_reduce<>{}, sy::trigger::after_steps<90>{}},
+                                3, true);
+    check_replicas(switched);
+    CHECK(switched.front().history.epochs[1].stage == "ps>allreduce");
+    CHECK(switched.front().history.epochs.back().stage == "allreduce");
+    // No batch twice in the epoch of the switch (the synchronous rest drops what leaves a worker
+    // without a full share), every batch in the epochs before and after.
+    const std::vector<std::size_t> second = trained_in(switched, 1);
+    CHECK(std::adjacent_find(second.begin(), second.end()) == second.end());
+    CHECK(second.size() > 480 / 8 - sizes.size() * 2);
+    CHECK(trained_in(switched, 0).size() == 480 / 8);
   }
 }
 

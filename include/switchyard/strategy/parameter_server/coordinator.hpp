@@ -59,7 +59,8 @@ class batch_coordinator {
   void stop_when(stop_rule rule) { rule_ = std::move(rule); }
 
   /// Node aggregation: worker w stands for `sizes[w]` workers (its node's), which start the epoch
-  /// with one batch each (the `begin_epoch` workers are then the nodes), and each of its requests
+  /// with one batch each, two when pipelined (`ahead`; the `begin_epoch` workers are then the
+  /// nodes), and each of its requests
   /// takes a block of `sizes[w]` consecutive batches, or what is left: `next` returns the block's
   /// first. Empty (the default): one batch per request.
   void hand_out_blocks(std::vector<std::size_t> sizes) { blocks_ = std::move(sizes); }

@@ -23,8 +23,8 @@ namespace switchyard::strategy {
 /// @brief Whose gradients a parameter server's push carries.
 enum class aggregation {
   /// `node` when the transport's topology has several nodes and more than one rank on some node
-  /// (`transport::topology_of(t).hierarchical()`) and the parameter server supports it there (not
-  /// pipelined, no backup workers); else `rank` (the default).
+  /// (`transport::topology_of(t).hierarchical()`) and the parameter server supports it there (no
+  /// backup workers); else `rank` (the default).
   automatic,
   /// The workers of a node sum their gradients at the node's local rank 0, which alone pushes and
   /// pulls, and sends the node's workers the fresh parameters: one push and one pull per node.

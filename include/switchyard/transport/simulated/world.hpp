@@ -60,9 +60,12 @@ inline constexpr bool address_sanitized = false;
 ///
 /// The options are checked when the world is made: `usage_error` before anything runs for 0
 /// hosts, a rate without a unit or below zero, more ranks per host than cores, a speed factor for
-/// a host that does not exist; and at the start of `run` for a platform file that does not load
-/// or names no hosts. Ranks that all wait for messages that never come end the run with a
-/// `transport_error` that says what each one waited for.
+/// a host that does not exist; and at the start of `run` for a platform file that does not load,
+/// names no hosts or has a link faster than the time precision. Ranks that all wait for messages
+/// that never come end the run with a `transport_error` that says what each one waited for.
+/// Each run makes a SimGrid engine of its own, and first disconnects every callback on SimGrid's
+/// `Engine::on_platform_created` (an earlier engine's would crash the loading of a platform
+/// file), the caller's among them.
 /// @code
 /// switchyard::transport::simulated_options options;
 /// options.platform.hosts = 64;
@@ -154,7 +157,8 @@ auto simulated_world::run(F&& f) {
   char* argv[] = {program, detail::address_sanitized ? thread_contexts : nullptr, nullptr};
   int argc = detail::address_sanitized ? 2 : 1;
   // SimGrid 3.32's engine connects its presolve to this static signal and never disconnects it, so
-  // a later world's platform file would call the destroyed engine of an earlier world.
+  // a later world's platform file would call the destroyed engine of an earlier world: the
+  // signal's slots are dropped before each engine is made.
   sg4::Engine::on_platform_created.disconnect_slots();
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
   detail::configure_network(*engine, options_);
