@@ -132,6 +132,21 @@ inline std::string unfinished_ranks(const sim_fabric& fabric) {
   return stuck;
 }
 
+// A SimGrid engine for one run, its network configured as `options` ask. SimGrid 3.32's engine
+// connects its presolve to a static signal and never disconnects it, so a later world's platform
+// file would call the destroyed engine of an earlier world: the signal's slots are dropped first.
+inline std::unique_ptr<simgrid::s4u::Engine> make_engine(const simulated_options& options) {
+  namespace sg4 = simgrid::s4u;
+  char program[] = "switchyard";
+  char thread_contexts[] = "--cfg=contexts/factory:thread";
+  char* argv[] = {program, address_sanitized ? thread_contexts : nullptr, nullptr};
+  int argc = address_sanitized ? 2 : 1;
+  sg4::Engine::on_platform_created.disconnect_slots();
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  configure_network(*engine, options);
+  return engine;
+}
+
 }  // namespace detail
 
 template <class F>
@@ -152,16 +167,7 @@ auto simulated_world::run(F&& f) {
     }
   } const caller;
 
-  char program[] = "switchyard";
-  char thread_contexts[] = "--cfg=contexts/factory:thread";
-  char* argv[] = {program, detail::address_sanitized ? thread_contexts : nullptr, nullptr};
-  int argc = detail::address_sanitized ? 2 : 1;
-  // SimGrid 3.32's engine connects its presolve to this static signal and never disconnects it, so
-  // a later world's platform file would call the destroyed engine of an earlier world: the
-  // signal's slots are dropped before each engine is made.
-  sg4::Engine::on_platform_created.disconnect_slots();
-  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
-  detail::configure_network(*engine, options_);
+  std::unique_ptr<sg4::Engine> engine = detail::make_engine(options_);
   const std::vector<sg4::Host*> hosts = detail::build_platform(*engine, options_);
   const int per_host = options_.ranks_per_host;
   ranks_ = static_cast<int>(hosts.size()) * per_host;
