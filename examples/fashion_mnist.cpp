@@ -8,6 +8,7 @@
 //   build/examples/fashion_mnist --ranks 4 --nodes 2 --strategy ps --servers colocated --consistency sync
 //   build/examples/fashion_mnist --strategy adaptive --straggler 2:3.0 --straggler-ratio 1.5 --calm-ratio 1.2
 //   build/examples/fashion_mnist --simulate 64 --link 10Gbps --strategy allreduce --slow 3:0.25@20-60
+#include "allocator.hpp"
 #include "fashion_mnist_runs.hpp"
 #include "run_summary.hpp"
 
@@ -73,7 +74,8 @@ void write_summary(const config& c, const rank_world& world, std::size_t train_e
                       {"worker_wait_seconds", rounded(r.worker_wait_seconds, 3)},
                       {"dropped_share", rounded(r.dropped_share, 4)},
                       {"switches", r.switches},
-                      {"simulation", simulation_json(c.simulation, c.sim_step_seconds)}});
+                      {"simulation", simulation_json(c.simulation, c.sim_step_seconds)},
+                     {"allocator", allocator_name()}});
   write_json_file(c.summary, summary);
 }
 

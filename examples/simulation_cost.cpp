@@ -4,6 +4,8 @@
 // figure is the simulator's and the transport's alone. It prints wall time and the process's CPU
 // time, each per message: on a shared machine the CPU time is the steadier of the two.
 // docs/simulation.md records the results.
+#include "allocator.hpp"
+
 #include <switchyard/collective/allreduce.hpp>
 #include <switchyard/core/operations.hpp>
 #include <switchyard/data/dataset.hpp>
@@ -111,10 +113,10 @@ void run(const settings& s) {
   const double cpu = static_cast<double>(std::clock() - cpu_begin) / CLOCKS_PER_SEC;
   const auto messages = static_cast<double>(world.messages());
   const auto per_message = [messages](double seconds) { return messages > 0 ? seconds / messages * 1e6 : 0.0; };
-  fmt::print("mode {} hosts {} steps {} elements {}{} precision {}: {:.0f} messages, {:.6f} simulated s, {:.2f} wall s "
-             "({:.2f} us a message), {:.2f} CPU s ({:.2f} us a message)\n",
+  fmt::print("mode {} hosts {} steps {} elements {}{} precision {} allocator {}: {:.0f} messages, {:.6f} simulated s, "
+             "{:.2f} wall s ({:.2f} us a message), {:.2f} CPU s ({:.2f} us a message)\n",
              s.mode, s.hosts, s.steps, s.elements, s.mode == "ps" ? fmt::format(" servers {}", s.servers) : "", s.precision,
-             messages, world.simulated_seconds(), wall, per_message(wall), cpu, per_message(cpu));
+             example::allocator_name(), messages, world.simulated_seconds(), wall, per_message(wall), cpu, per_message(cpu));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //   build/examples/strategy_comparison --strategies allreduce,adaptive --straggler 2:3.0 --straggler-ratio 1.5
 //   examples/cluster/emulate run -- build/examples/strategy_comparison --slow h1:0.17 --summary runs.json
 //   build/examples/strategy_comparison --simulate 16 --sim-compute calibrated --slow h1:0.25 --summary runs.json
+#include "allocator.hpp"
 #include "fashion_mnist_runs.hpp"
 #include "run_summary.hpp"
 
@@ -211,7 +212,8 @@ json summary_record(const rank_world& world, const config& c, const comparison_p
                      {"dropped_share", rounded(result.dropped_share, 4)},
                      {"bytes_sent", trained.bytes_sent},
                      {"switches", result.switches},
-                     {"simulation", simulation_json(c.simulation, c.sim_step_seconds)}});
+                     {"simulation", simulation_json(c.simulation, c.sim_step_seconds)},
+                     {"allocator", allocator_name()}});
   return record;
 }
 

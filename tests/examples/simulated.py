@@ -10,9 +10,11 @@
 - a transient slow host (--slow 1:0.25@FROM-TO) inside the run makes it take longer in simulated
   time than the same run without it, and the progress lines show simulated and real time;
 - a platform file with --sim-compute calibrated, whose calibration is a simulated world of its
-  own before the training's, loads in both worlds of the process.
+  own before the training's, loads in both worlds of the process;
+- the summary names the allocator the build linked (ALLOCATOR: mimalloc or system), found by
+  asking whether malloc's memory is mimalloc's, so it fails if the link dropped mimalloc.
 
-    simulated.py FASHION_MNIST PLATFORM_FILE
+    simulated.py FASHION_MNIST PLATFORM_FILE ALLOCATOR
 """
 import json
 import os
@@ -21,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-binary, platform = sys.argv[1], sys.argv[2]
+binary, platform, allocator = sys.argv[1], sys.argv[2], sys.argv[3]
 small = ["--epochs", "1", "--batch", "50", "--train-limit", "2000", "--seed", "7"]
 
 
@@ -45,6 +47,7 @@ with tempfile.TemporaryDirectory() as work:
     assert first["strategy"] == "ps:async" and first["ranks"] == 4, first
     assert first["test_accuracy"] > 0.5, first
     assert first["simulation"]["time_precision"] == "1ns", first
+    assert first["allocator"].split()[0] == allocator, (first["allocator"], allocator)
 
     # The same answers as 4 in-process ranks.
     simulated, _ = run(work, "ar_sim", ["--simulate", "4", "--strategy", "allreduce"])
