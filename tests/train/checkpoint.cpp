@@ -93,7 +93,7 @@ toggles(Server server = sync_ps{1}) {
 // `kill_in` > 0 ends the run at step 2 of that epoch; `resume` continues from the checkpoint.
 template <class Strategy>
 std::vector<run> train(int ranks, const Strategy& prototype, const fs::path& directory, std::size_t kill_in,
-                       bool resume, std::size_t epoch_count = epochs) {
+                       bool resume, std::size_t epoch_count = epochs, const sy::transport::inproc_options& world = {}) {
   const auto data = fixtures::quadrants(480, 7);
   return sy::transport::run_inproc(ranks, [&](sy::transport::inproc& t) {
     sy::nn::mlp model{11, {8, 8, 1}, 4};
@@ -122,19 +122,19 @@ std::vector<run> train(int ranks, const Strategy& prototype, const fs::path& dir
       r.accuracies.push_back(e.test_accuracy);
     }
     return r;
-  });
+  }, world);
 }
 
 // Kills a run in epoch `kill_in`, resumes it from its last checkpoint, and compares with the
 // uninterrupted run: the same parameters to the bit, the same stages and records.
 template <class Strategy>
 void check_resume(int ranks, const Strategy& prototype, std::size_t kill_in, const std::string& name,
-                  std::size_t epoch_count = epochs) {
+                  std::size_t epoch_count = epochs, const sy::transport::inproc_options& world = {}) {
   scratch uninterrupted(name + "_whole");
   scratch interrupted(name + "_killed");
-  const std::vector<run> whole = train(ranks, prototype, uninterrupted.path, 0, false, epoch_count);
-  CHECK_THROWS_AS(train(ranks, prototype, interrupted.path, kill_in, false, epoch_count), killed);
-  const std::vector<run> resumed = train(ranks, prototype, interrupted.path, 0, true, epoch_count);
+  const std::vector<run> whole = train(ranks, prototype, uninterrupted.path, 0, false, epoch_count, world);
+  CHECK_THROWS_AS(train(ranks, prototype, interrupted.path, kill_in, false, epoch_count, world), killed);
+  const std::vector<run> resumed = train(ranks, prototype, interrupted.path, 0, true, epoch_count, world);
   REQUIRE(resumed.size() == whole.size());
   for (std::size_t rank = 0; rank < whole.size(); ++rank) {
     CAPTURE(rank);
@@ -601,6 +601,28 @@ TEST_CASE("checkpoint.resume.colocated: co-located bf16 servers, and a switch fr
   const sy::strategy::switch_to chain{sync_ps{sy::strategy::colocated}, sy::strategy::all_reduce<>{},
                                       sy::trigger::after_steps{90}};
   check_resume(4, chain, 2, "switch_colocated");
+}
+
+TEST_CASE("checkpoint.resume.node: node-summed servers, pipelined or not, over consecutive and dealt nodes, and a "
+          "switch from them, killed and resumed, equal to the bit" * doctest::timeout(300)) {
+  using sy::strategy::aggregation;
+  using sy::strategy::pipelining;
+  const auto by_node = [](pipelining pipeline, sy::compression::format format = sy::compression::format::none) {
+    return sync_ps{sy::strategy::colocated, {}, format, pipeline, aggregation::node};
+  };
+  sy::transport::inproc_options uneven;  // nodes of 2 and 1 ranks
+  uneven.node_sizes = {2, 1};
+  sy::transport::inproc_options dealt;  // 3 + 1 + 2, ranks dealt in turn as mpirun places them
+  dealt.node_sizes = {3, 1, 2};
+  dealt.round_robin_nodes = true;
+  for (const pipelining pipeline : {pipelining::off, pipelining::one_ahead}) {
+    const std::string suffix = pipeline == pipelining::off ? "" : "_ahead";
+    CAPTURE(suffix);
+    check_resume(3, by_node(pipeline), 3, "node" + suffix, epochs, uneven);
+    check_resume(6, by_node(pipeline, sy::compression::format::bf16), 2, "node_dealt_bf16" + suffix, epochs, dealt);
+    const sy::strategy::switch_to chain{by_node(pipeline), sy::strategy::all_reduce<>{}, sy::trigger::after_steps{90}};
+    check_resume(3, chain, 2, "node_switch" + suffix, epochs, uneven);
+  }
 }
 
 TEST_CASE("checkpoint.resume.ps_compressed: resumed on another number of workers without the residuals; a residual "
