@@ -12,7 +12,10 @@
 #
 # HOSTS (64 unless given) shrinks the cluster: HOSTS x 16 ranks. BATCH (32 unless given) is the
 # batch per rank; a smaller one shrinks each rank's activations (the cnn at 64 x 16 needs 16 to fit
-# 24 GB), and the calibration measures the step at that batch.
+# 24 GB), and the calibration measures the step at that batch. PRECISION in the environment (for
+# example 1us) is SimGrid's time precision (--sim-precision; its 1 ns unless given), which makes
+# the per-rank server's crowded pushes at 64 x 16 several times cheaper to simulate
+# (docs/simulation.md#time-precision).
 set -eu
 
 build=${1:-build}
@@ -21,7 +24,7 @@ epochs=${3:-2}
 models=${4:-mlp cnn}
 hosts=${5:-64}
 batch=${6:-32}
-cluster="--simulate $hosts --ranks-per-host 16 --link 10Gbps --sim-compute calibrated"
+cluster="--simulate $hosts --ranks-per-host 16 --link 10Gbps --sim-compute calibrated${PRECISION:+ --sim-precision $PRECISION}"
 run="$build/examples/fashion_mnist $cluster --batch $batch --train-limit $((hosts * 16 * batch)) --epochs $epochs --quiet"
 mkdir -p "$out"
 
