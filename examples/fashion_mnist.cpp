@@ -75,7 +75,7 @@ void write_summary(const config& c, const rank_world& world, std::size_t train_e
                       {"dropped_share", rounded(r.dropped_share, 4)},
                       {"switches", r.switches},
                       {"simulation", simulation_json(c.simulation, c.sim_step_seconds)},
-                     {"allocator", allocator_name()}});
+                      {"allocator", allocator_name()}});
   write_json_file(c.summary, summary);
 }
 
