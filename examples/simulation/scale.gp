@@ -34,8 +34,12 @@ set linetype 7 lc rgb '#9467bd' dt 3 pt 8 lw 2
 set linetype 8 lc rgb '#8c564b' dt 3 pt 9 lw 2
 set linetype 9 lc rgb '#e377c2' dt 1 pt 13 lw 2
 set linetype 10 lc rgb '#7f7f7f' dt 4 pt 3 lw 1.5
+set linetype 11 lc rgb '#9467bd' dt 3 pt 10 lw 1
+set linetype 12 lc rgb '#8c564b' dt 3 pt 11 lw 1
+set linetype 13 lc rgb '#e377c2' dt 1 pt 14 lw 1
 style(s) = s eq 'ring' ? 1 : s eq 'rd' ? 2 : s eq 'automatic' ? 3 : s eq 'ps1' ? 4 : s eq 'psN8' ? 5 : \
-           s eq 'colocated' ? 6 : s eq 'ps-ar' ? 7 : s eq 'ar-ps' ? 8 : s eq 'adaptive' ? 9 : 10
+           s eq 'colocated' ? 6 : s eq 'ps-ar' ? 7 : s eq 'ar-ps' ? 8 : s eq 'adaptive' ? 9 : \
+           s eq 'psN8-ar' ? 11 : s eq 'ar-psN8' ? 12 : s eq 'adaptiveN8' ? 13 : 10
 # Panels by hand, with a strip for the legend across the top.
 set multiplot title "fashion\\_mnist --simulate: one epoch, calibrated compute"
 width = 0.98 / words(columns)
@@ -72,5 +76,5 @@ unset title
 unset grid
 set key center center horizontal maxrows 1 samplen 3 font ',11'
 set yrange [1:2]
-plot for [s in 'ring rd automatic ps1 psN8 colocated ps-ar ar-ps adaptive'] NaN with linespoints lt style(s) pointsize 0.7 title s
+plot for [s in 'ring rd automatic ps1 psN8 colocated ps-ar ar-ps adaptive psN8-ar ar-psN8 adaptiveN8'] NaN with linespoints lt style(s) pointsize 0.7 title s
 unset multiplot

@@ -16,7 +16,7 @@
 #
 # Knobs (environment, defaults in brackets):
 #   BUILD [build]  OUT [scale]  MODELS [mlp cnn]  HOSTS [4 16 64]  LINKS [10Gbps 1Gbps]
-#   STRATEGIES [ring rd automatic ps1 psN8 colocated ps-ar ar-ps adaptive]:
+#   STRATEGIES [ring rd automatic ps1 psN8 colocated ps-ar ar-ps adaptive]; also psN8-ar ar-psN8 adaptiveN8:
 #     ring, rd, automatic   --strategy allreduce --allreduce-algorithm ring | recursive-doubling | automatic
 #     ps1                   --strategy ps --servers 1 (asynchronous; the last host serves, H - 1 workers)
 #     psN8                  --strategy ps --servers H/8, at least 1 (asynchronous; H - H/8 workers)
@@ -25,6 +25,8 @@
 #                           through the epoch (--trigger steps:H x STEPS / 2)
 #     adaptive              --strategy adaptive with the dedicated hosts' settings of docs/training.md,
 #                           sampling every 2 steps instead of 5 so that a switch fits in the epoch
+#     psN8-ar, ar-psN8,     ps-ar, ar-ps and adaptive with psN8's dedicated servers instead of co-located
+#     adaptiveN8            ones (H/8 hosts serve, H - H/8 work; --trigger steps:workers x STEPS / 2)
 #   SLOW ["none 1:0.25"]: none, or HOST:FACTOR for --slow (host 1 at a quarter speed)
 #   STEPS [20]  BATCH [32]: each run trains on the first workers x BATCH x STEPS training
 #     examples; above the 60,000 of Fashion-MNIST (1,024 hosts), on the training set repeated
@@ -72,21 +74,26 @@ strategy_options() {
       options="--strategy ps --servers 1"
       workers=$(($2 - 1))
       ;;
-    psN8)
+    psN8 | psN8-ar | ar-psN8 | adaptiveN8)
       servers=$(($2 / 8))
       [ "$servers" -ge 1 ] || servers=1
-      options="--strategy ps --servers $servers"
       workers=$(($2 - servers))
       ;;
-    colocated) options="--strategy ps --servers colocated" ;;
-    ps-ar) options="--strategy switch --first ps --second allreduce --servers colocated --trigger steps:$(($2 * STEPS / 2))" ;;
-    ar-ps) options="--strategy switch --first allreduce --second ps --servers colocated --trigger steps:$(($2 * STEPS / 2))" ;;
-    adaptive)
-      options="--strategy adaptive --servers colocated --consistency backups:1 --straggler-every 2 --straggler-dwell 3"
+    colocated | ps-ar | ar-ps | adaptive) servers=colocated ;;
+  esac
+  half="--trigger steps:$((workers * STEPS / 2))"
+  case $1 in
+    ring | rd | automatic | ps1) ;;
+    psN8 | colocated) options="--strategy ps --servers $servers" ;;
+    ps-ar | psN8-ar) options="--strategy switch --first ps --second allreduce --servers $servers $half" ;;
+    ar-ps | ar-psN8) options="--strategy switch --first allreduce --second ps --servers $servers $half" ;;
+    adaptive | adaptiveN8)
+      options="--strategy adaptive --servers $servers --consistency backups:1 --straggler-every 2 --straggler-dwell 3"
       options="$options --straggler-min-wait 0.25"
       ;;
     *)
-      echo "scale.sh: unknown strategy '$1' (ring rd automatic ps1 psN8 colocated ps-ar ar-ps adaptive)" >&2
+      echo "scale.sh: unknown strategy '$1' (ring rd automatic ps1 psN8 colocated ps-ar ar-ps adaptive" \
+        "psN8-ar ar-psN8 adaptiveN8)" >&2
       exit 1
       ;;
   esac

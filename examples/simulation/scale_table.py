@@ -23,7 +23,8 @@ import json
 import os
 import sys
 
-STRATEGIES = ["ring", "rd", "automatic", "ps1", "psN8", "colocated", "ps-ar", "ar-ps", "adaptive"]
+STRATEGIES = ["ring", "rd", "automatic", "ps1", "psN8", "colocated", "ps-ar", "ar-ps", "adaptive",
+              "psN8-ar", "ar-psN8", "adaptiveN8"]
 MODELS = ["mlp", "cnn"]
 
 

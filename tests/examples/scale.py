@@ -6,6 +6,8 @@ strategies, with and without the slow host, 5 steps) and checks:
   link, slow host, strategy, the steps per worker of one epoch);
 - scale_table.py prints one row per run, in the grid's order, each epoch's seconds the samples
   trained over the rate, and writes the plot data; its pivot shows a missing run as "-";
+- the switches and `adaptive` over dedicated servers (psN8-ar, ar-psN8, adaptiveN8) serve from
+  H/8 hosts and switch half way;
 - a grid needing more examples than the data set has trains on it repeated (--train-repeat),
   which the table says, as it says a time precision other than 1 ns (PRECISION);
 - a second call runs nothing (its runs are there), one at another PRECISION refuses to mix its
@@ -82,6 +84,21 @@ with tempfile.TemporaryDirectory() as work:
     none, slowed = ([c.strip() for c in row.strip("|").split("|")] for row in pivot[2:])
     assert header[4:] == strategies and none[2] == "none" and slowed[2] == "1:0.25", pivot
     assert "-" not in none[4:] and slowed[4 + strategies.index("ps1")] == "-", pivot
+
+    # The switches over dedicated servers: H/8 hosts serve (at least 1), the others train under
+    # the server stage, and the switch comes half way through the workers' batches.
+    dedicated = os.path.join(work, "dedicated")
+    run = scale(dedicated, HOSTS="8", STRATEGIES="psN8-ar ar-psN8 adaptiveN8", SLOW="none")
+    print(run.stdout)
+    assert run.returncode == 0, run.stdout
+    expected = {"psN8-ar": ("ps>allreduce", "to allreduce after 17 batches under ps"),
+                "ar-psN8": ("allreduce>ps", "to ps after 24 batches under allreduce"),
+                "adaptiveN8": ("allreduce<>ps", None)}
+    for s, (kind, switch) in expected.items():
+        summary = json.load(open(os.path.join(dedicated, f"mlp-10Gbps-h8-none-{s}.json")))
+        assert (summary["strategy"], summary["servers"]) == (kind, 1), summary
+        assert summary["train_examples"] == 7 * batch * steps, summary
+        assert summary["switches"] == ([switch] if switch else []), summary
 
     # More examples than Fashion-MNIST has (4 x 1,000 x 16 = 64,000): the training set twice over.
     repeated = os.path.join(work, "repeated")
