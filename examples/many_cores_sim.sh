@@ -6,7 +6,9 @@
 # Every run trains EPOCHS epochs of one step each (--batch BATCH on the first HOSTS x 16 x BATCH
 # examples: one full batch per rank), writes its summary and per-epoch log to OUT_DIR and the CPU seconds the
 # simulation took; the table at the end gives the simulated seconds of the last step, the
-# simulated samples per second of that step and the CPU seconds of the whole run.
+# simulated samples per second of that step and the CPU seconds of the whole run. The first step
+# of a run also pays one-time setup (the hierarchical all-reduce's group splits, the servers'
+# layout), which the last step of two or more epochs leaves out.
 #
 #   examples/many_cores_sim.sh [BUILD_DIR [OUT_DIR [EPOCHS [MODELS [HOSTS [BATCH]]]]]]
 #
@@ -15,7 +17,11 @@
 # 24 GB), and the calibration measures the step at that batch. PRECISION in the environment (for
 # example 1us) is SimGrid's time precision (--sim-precision; its 1 ns unless given), which makes
 # the per-rank server's crowded pushes at 64 x 16 several times cheaper to simulate
-# (docs/simulation.md#time-precision).
+# (docs/simulation.md#time-precision). COMPUTE_MLP and COMPUTE_CNN (seconds of a step at BATCH, for
+# example 0.00047 and 0.0122 at 32, the figures of examples/simulation/scale.sh) fix each model's
+# compute for every run (--sim-compute calibrated:SECONDS), so that the simulated figures follow
+# from the inputs alone; unset, every run calibrates its own step on this CPU. RUNS picks the runs
+# (default: allreduce-ring allreduce-hierarchical allreduce-automatic ps-node ps-rank).
 set -eu
 
 build=${1:-build}
@@ -24,7 +30,8 @@ epochs=${3:-2}
 models=${4:-mlp cnn}
 hosts=${5:-64}
 batch=${6:-32}
-cluster="--simulate $hosts --ranks-per-host 16 --link 10Gbps --sim-compute calibrated${PRECISION:+ --sim-precision $PRECISION}"
+runs=${RUNS:-allreduce-ring allreduce-hierarchical allreduce-automatic ps-node ps-rank}
+cluster="--simulate $hosts --ranks-per-host 16 --link 10Gbps${PRECISION:+ --sim-precision $PRECISION}"
 run="$build/examples/fashion_mnist $cluster --batch $batch --train-limit $((hosts * 16 * batch)) --epochs $epochs --quiet"
 mkdir -p "$out"
 
@@ -38,19 +45,33 @@ measure() {
 }
 
 for model in $models; do
-  for algorithm in ring hierarchical automatic; do
-    measure "$model-allreduce-$algorithm" --model "$model" --strategy allreduce --allreduce-algorithm "$algorithm"
-  done
-  for aggregate in node rank; do
-    measure "$model-ps-$aggregate" --model "$model" --strategy ps --servers colocated --consistency sync \
-      --ps-aggregate "$aggregate"
+  case $model in
+    mlp) compute=${COMPUTE_MLP:-} ;;
+    cnn) compute=${COMPUTE_CNN:-} ;;
+    *)
+      echo "many_cores_sim.sh: unknown model '$model' (mlp cnn)" >&2
+      exit 1
+      ;;
+  esac
+  for one in $runs; do
+    case $one in
+      allreduce-ring | allreduce-hierarchical | allreduce-automatic)
+        options="--strategy allreduce --allreduce-algorithm ${one#allreduce-}" ;;
+      ps-node | ps-rank) options="--strategy ps --servers colocated --consistency sync --ps-aggregate ${one#ps-}" ;;
+      *)
+        echo "many_cores_sim.sh: unknown run '$one' (allreduce-ring allreduce-hierarchical allreduce-automatic" \
+          "ps-node ps-rank)" >&2
+        exit 1
+        ;;
+    esac
+    # shellcheck disable=SC2086 # the options are lists of words
+    measure "$model-$one" --model "$model" --sim-compute "calibrated${compute:+:$compute}" $options
   done
 done
 
-python3 - "$out" $models <<'EOF'
+python3 - "$out" "$runs" $models <<'EOF'
 import csv, sys
-out, models = sys.argv[1], sys.argv[2:]
-runs = ["allreduce-ring", "allreduce-hierarchical", "allreduce-automatic", "ps-node", "ps-rank"]
+out, runs, models = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 print("| model | run | simulated s / step (last) | samples/s (simulated) | CPU s (whole run) |")
 print("|---|---|---:|---:|---:|")
 for model in models:
