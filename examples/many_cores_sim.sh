@@ -44,31 +44,41 @@ measure() {
     --log "$out/$name.csv" >/dev/null
 }
 
+# Names checked before anything runs.
 for model in $models; do
   case $model in
-    mlp) compute=${COMPUTE_MLP:-} ;;
-    cnn) compute=${COMPUTE_CNN:-} ;;
+    mlp | cnn) ;;
     *)
       echo "many_cores_sim.sh: unknown model '$model' (mlp cnn)" >&2
       exit 1
       ;;
   esac
+done
+for one in $runs; do
+  case $one in
+    allreduce-ring | allreduce-hierarchical | allreduce-automatic | ps-node | ps-rank) ;;
+    *)
+      echo "many_cores_sim.sh: unknown run '$one' (allreduce-ring allreduce-hierarchical allreduce-automatic" \
+        "ps-node ps-rank)" >&2
+      exit 1
+      ;;
+  esac
+done
+
+for model in $models; do
+  compute=${COMPUTE_MLP:-}
+  [ "$model" = mlp ] || compute=${COMPUTE_CNN:-}
   for one in $runs; do
     case $one in
-      allreduce-ring | allreduce-hierarchical | allreduce-automatic)
-        options="--strategy allreduce --allreduce-algorithm ${one#allreduce-}" ;;
-      ps-node | ps-rank) options="--strategy ps --servers colocated --consistency sync --ps-aggregate ${one#ps-}" ;;
-      *)
-        echo "many_cores_sim.sh: unknown run '$one' (allreduce-ring allreduce-hierarchical allreduce-automatic" \
-          "ps-node ps-rank)" >&2
-        exit 1
-        ;;
+      allreduce-*) options="--strategy allreduce --allreduce-algorithm ${one#allreduce-}" ;;
+      ps-*) options="--strategy ps --servers colocated --consistency sync --ps-aggregate ${one#ps-}" ;;
     esac
     # shellcheck disable=SC2086 # the options are lists of words
     measure "$model-$one" --model "$model" --sim-compute "calibrated${compute:+:$compute}" $options
   done
 done
 
+# shellcheck disable=SC2086 # the models are a list of words
 python3 - "$out" "$runs" $models <<'EOF'
 import csv, sys
 out, runs, models = sys.argv[1], sys.argv[2].split(), sys.argv[3:]

@@ -5,7 +5,7 @@ two epochs) with a fixed compute step and two of its runs, and checks:
 - each run wrote its summary, log and CPU seconds, trained two epochs of one step on 16 ranks a
   host, and simulated the fixed step (COMPUTE_MLP) instead of calibrating one;
 - the table at the end has a row per run, in RUNS' order;
-- an unknown run or model fails the script with its name.
+- an unknown run or model fails the script with its name before anything runs.
 
     many_cores_sim.py MANY_CORES_SIM_SH BUILD_DIR
 """
@@ -41,7 +41,9 @@ with tempfile.TemporaryDirectory() as work:
     rows = [line for line in done.stdout.splitlines() if line.startswith("| mlp |")]
     assert [r.split("|")[2].strip() for r in rows] == runs, rows
 
-    unknown = many_cores(os.path.join(work, "unknown"), RUNS="ps-tree")
+    # Bad names are refused before any run: nothing is written for the good ones before them.
+    unknown = many_cores(os.path.join(work, "unknown"), RUNS="ps-node ps-tree")
     assert unknown.returncode != 0 and "unknown run 'ps-tree'" in unknown.stdout, unknown.stdout
-    model = many_cores(os.path.join(work, "model"), models="rnn")
+    model = many_cores(os.path.join(work, "model"), models="mlp rnn")
     assert model.returncode != 0 and "unknown model 'rnn'" in model.stdout, model.stdout
+    assert not os.listdir(os.path.join(work, "unknown")) and not os.listdir(os.path.join(work, "model"))
