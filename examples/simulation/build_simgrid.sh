@@ -1,0 +1,79 @@
+#!/bin/sh
+# Builds SimGrid 3.32 from Debian's source package with its actors' unfinished activities kept in a
+# std::set instead of a std::list, the data structure SimGrid 3.35 and later use, and installs it
+# in PREFIX. SimGrid 3.32 removes a finished communication from its actor's std::list, a walk of
+# the whole list, so an actor with n sends under way pays O(n) for each: the co-located parameter
+# servers at 1,024 hosts (every rank pushing to every shard) spend most of their simulation there
+# (docs/simulation.md#a-simgrid-that-keeps-activities-in-a-set). The change touches no model: a
+# run gives the same simulated figures with either library, only sooner.
+#
+#   examples/simulation/build_simgrid.sh [PREFIX [WORK_DIR]]
+#
+# PREFIX [/opt/simgrid-3.32-set] receives the library, its headers and simgrid.pc; WORK_DIR
+# [simgrid-build] the source and the build (about 1 GB). Needs Debian's source entries
+# (deb-src) for `apt-get source`, cmake and g++; about 30 minutes on 2 cores. Then build the
+# examples against it, in a build directory of their own:
+#
+#   PKG_CONFIG_PATH=PREFIX/lib/pkgconfig meson setup build-set --buildtype=release -Dsimgrid=enabled
+#   ninja -C build-set examples/fashion_mnist
+#   BUILD=build-set examples/simulation/scale.sh ...
+set -eu
+
+prefix=${1:-/opt/simgrid-3.32-set}
+work=${2:-simgrid-build}
+version=3.32
+
+for tool in apt-get cmake g++ make; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "build_simgrid.sh: $tool not found" >&2
+    exit 1
+  fi
+done
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+source_dir=$work/simgrid-$version
+if [ ! -d "$source_dir" ]; then
+  if ! (cd "$work" && apt-get source -q "simgrid=$version-2" >"$work/apt-source.log" 2>&1); then
+    echo "build_simgrid.sh: apt-get source simgrid=$version-2 failed ($work/apt-source.log): it needs a" \
+      "deb-src entry, for example /etc/apt/sources.list.d/debian-src.sources with 'Types: deb-src'" \
+      "and the URIs, Suites and Components of Debian's deb entry, then apt-get update" >&2
+    exit 1
+  fi
+fi
+
+# The change, checked: one list in ActorImpl.hpp, and every insertion and removal of it.
+actor_header=$source_dir/src/kernel/actor/ActorImpl.hpp
+list_uses="src/kernel/activity/CommImpl.cpp src/kernel/activity/ExecImpl.cpp src/kernel/activity/IoImpl.cpp
+src/kernel/actor/ActorImpl.cpp"
+if grep -q 'std::list<activity::ActivityImplPtr> activities_;' "$actor_header"; then
+  sed -i 's/std::list<activity::ActivityImplPtr> activities_;/std::set<activity::ActivityImplPtr> activities_;/;
+          s/#include <list>/#include <list>\n#include <set>/' "$actor_header"
+  for file in $list_uses; do
+    sed -i 's/activities_\.emplace_back(/activities_.insert(/g; s/activities_\.remove(/activities_.erase(/g' \
+      "$source_dir/$file"
+  done
+fi
+if ! grep -q 'std::set<activity::ActivityImplPtr> activities_;' "$actor_header" ||
+  grep -rqE 'activities_\.(emplace_back|push_back|remove|front|back)\(' "$source_dir/src"; then
+  echo "build_simgrid.sh: $source_dir is not the SimGrid $version this script changes" >&2
+  exit 1
+fi
+
+# Debian's configuration (upstream's optimizations, no build type) without what the library does
+# not use: SMPI, the model checker, MSG, the bindings and the documentation.
+# Each step's output goes to its log in WORK_DIR.
+step() {
+  log=$1
+  shift
+  if ! "$@" >"$work/$log" 2>&1; then
+    echo "build_simgrid.sh: $1 failed: see $work/$log" >&2
+    exit 1
+  fi
+}
+step cmake.log cmake -S "$source_dir" -B "$work/build" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_BUILD_TYPE= \
+  -Denable_documentation=OFF -Denable_smpi=OFF -Denable_model-checking=OFF -Denable_msg=OFF \
+  -Denable_java=OFF -Denable_python=OFF -Denable_ns3=OFF -Denable_lib_in_jar=OFF
+step make.log make -C "$work/build" -j "$(nproc)" simgrid
+step install.log make -C "$work/build" install
+echo "build_simgrid.sh: SimGrid $version with activity sets in $prefix" \
+  "(PKG_CONFIG_PATH=$prefix/lib/pkgconfig meson setup ...)"
