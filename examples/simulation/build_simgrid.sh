@@ -1,11 +1,15 @@
 #!/bin/sh
-# Builds SimGrid 3.32 from Debian's source package with its actors' unfinished activities kept in a
-# std::set instead of a std::list, the data structure SimGrid 3.35 and later use, and installs it
-# in PREFIX. SimGrid 3.32 removes a finished communication from its actor's std::list, a walk of
-# the whole list, so an actor with n sends under way pays O(n) for each: the co-located parameter
-# servers at 1,024 hosts (every rank pushing to every shard) spend most of their simulation there
-# (docs/simulation.md#a-simgrid-that-keeps-activities-in-a-set). The change touches no model: a
-# run gives the same simulated figures with either library, only sooner.
+# Builds SimGrid 3.32 from Debian's source package with two containers changed for the ones later
+# SimGrid releases use, and installs it in PREFIX:
+# - an actor's unfinished activities in a std::set instead of a std::list (SimGrid 3.35): 3.32
+#   removes a finished communication from its actor's list with a walk of the whole list, so an
+#   actor with n sends under way pays O(n) for each;
+# - a mailbox's queues in a std::deque instead of a boost::circular_buffer (SimGrid 3.36): taking
+#   the first of n queued messages shifts the n - 1 behind it, an atomic reference count each.
+# The co-located parameter servers at 1,024 hosts (every rank pushing to every shard, into one
+# mailbox per rank) spend most of their simulation in those two
+# (docs/simulation.md#a-simgrid-with-later-containers). Neither touches a model: a run gives the
+# same simulated figures with either library, only sooner.
 #
 #   examples/simulation/build_simgrid.sh [PREFIX [WORK_DIR]]
 #
@@ -41,7 +45,8 @@ if [ ! -d "$source_dir" ]; then
   fi
 fi
 
-# The change, checked: one list in ActorImpl.hpp, and every insertion and removal of it.
+# The changes, checked: one list in ActorImpl.hpp and every insertion and removal of it, and the
+# two queues of MailboxImpl.hpp.
 actor_header=$source_dir/src/kernel/actor/ActorImpl.hpp
 list_uses="src/kernel/activity/CommImpl.cpp src/kernel/activity/ExecImpl.cpp src/kernel/activity/IoImpl.cpp
 src/kernel/actor/ActorImpl.cpp"
@@ -53,8 +58,15 @@ if grep -q 'std::list<activity::ActivityImplPtr> activities_;' "$actor_header"; 
       "$source_dir/$file"
   done
 fi
+mailbox_header=$source_dir/src/kernel/activity/MailboxImpl.hpp
+if [ -f "$mailbox_header" ] && grep -q 'boost::circular_buffer_space_optimized<CommImplPtr> comm_queue_' "$mailbox_header"; then
+  sed -i 's/boost::circular_buffer_space_optimized<CommImplPtr> \(done_comm_queue_\|comm_queue_\){MAX_MAILBOX_SIZE};/std::deque<CommImplPtr> \1;/;
+          s/#include <boost\/circular_buffer.hpp>/#include <deque>/' "$mailbox_header"
+fi
 if ! grep -q 'std::set<activity::ActivityImplPtr> activities_;' "$actor_header" ||
-  grep -rqE 'activities_\.(emplace_back|push_back|remove|front|back)\(' "$source_dir/src"; then
+  grep -rqE 'activities_\.(emplace_back|push_back|remove|front|back)\(' "$source_dir/src" ||
+  [ "$(grep -cE '^  std::deque<CommImplPtr> (done_)?comm_queue_;$' "$mailbox_header" 2>/dev/null)" != 2 ] ||
+  grep -q circular_buffer "$mailbox_header"; then
   echo "build_simgrid.sh: $source_dir is not the SimGrid $version this script changes" >&2
   exit 1
 fi
@@ -75,5 +87,5 @@ step cmake.log cmake -S "$source_dir" -B "$work/build" -DCMAKE_INSTALL_PREFIX="$
   -Denable_java=OFF -Denable_python=OFF -Denable_ns3=OFF -Denable_lib_in_jar=OFF
 step make.log make -C "$work/build" -j "$(nproc)" simgrid
 step install.log make -C "$work/build" install
-echo "build_simgrid.sh: SimGrid $version with activity sets in $prefix" \
+echo "build_simgrid.sh: SimGrid $version with later containers in $prefix" \
   "(PKG_CONFIG_PATH=$prefix/lib/pkgconfig meson setup ...)"
