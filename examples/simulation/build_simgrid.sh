@@ -1,10 +1,10 @@
 #!/bin/sh
 # Builds SimGrid 3.32 from Debian's source package with two containers changed for the ones later
 # SimGrid releases use, and installs it in PREFIX:
-# - an actor's unfinished activities in a std::set instead of a std::list (SimGrid 3.35): 3.32
+# - an actor's unfinished activities in a std::set instead of a std::list (SimGrid 3.34): 3.32
 #   removes a finished communication from its actor's list with a walk of the whole list, so an
 #   actor with n sends under way pays O(n) for each;
-# - a mailbox's queues in a std::deque instead of a boost::circular_buffer (SimGrid 3.36): taking
+# - a mailbox's queues in a std::deque instead of a boost::circular_buffer (SimGrid 3.35): taking
 #   the first of n queued messages shifts the n - 1 behind it, an atomic reference count each.
 # The co-located parameter servers at 1,024 hosts (every rank pushing to every shard, into one
 # mailbox per rank) spend most of their simulation in those two
@@ -15,7 +15,7 @@
 #
 # PREFIX [/opt/simgrid-3.32-set] receives the library, its headers and simgrid.pc; WORK_DIR
 # [simgrid-build] the source and the build (about 1 GB). Needs Debian's source entries
-# (deb-src) for `apt-get source`, cmake and g++; about 30 minutes on 2 cores. Then build the
+# (deb-src) for `apt-get source`, cmake and g++; 5 to 15 minutes on 2 cores. Then build the
 # examples against it, in a build directory of their own:
 #
 #   PKG_CONFIG_PATH=PREFIX/lib/pkgconfig meson setup build-set --buildtype=release -Dsimgrid=enabled
