@@ -15,7 +15,7 @@
 #
 # PREFIX [/opt/simgrid-3.32-set] receives the library, its headers and simgrid.pc; WORK_DIR
 # [simgrid-build] the source and the build (about 1 GB). Needs Debian's source entries
-# (deb-src) for `apt-get source`, cmake and g++; 5 to 15 minutes on 2 cores. Then build the
+# (deb-src) for `apt-get source`, cmake and g++; 5 to 13 minutes on 2 cores. Then build the
 # examples against it, in a build directory of their own:
 #
 #   PKG_CONFIG_PATH=PREFIX/lib/pkgconfig meson setup build-set --buildtype=release -Dsimgrid=enabled

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks examples/simulation/build_simgrid.sh's changes to SimGrid's source on a tree that has
-SimGrid 3.32's lines where the script changes them (the build itself, 5 to 15 minutes, is not run):
+SimGrid 3.32's lines where the script changes them (the build itself, 5 to 13 minutes, is not run):
 
 - the list of ActorImpl.hpp becomes a std::set, with <set> included, and every emplace_back and
   remove of it in the four sources an insert and an erase, other lines untouched;
